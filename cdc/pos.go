@@ -1,0 +1,60 @@
+package cdc
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Pos is where a message came from. Line is 1-based for JSON Lines and zero
+// for binary input; Offset is the byte offset of the message's first byte.
+// The zero Pos means "position unknown".
+type Pos struct {
+	Source string
+	Line   int64
+	Offset int64
+}
+
+// String renders the position as "source:line" for text input and
+// "source: byte N" for binary input.
+func (p Pos) String() string {
+	src := p.Source
+	if src == "" {
+		src = "input"
+	}
+	if p.Line > 0 {
+		return fmt.Sprintf("%s:%d", src, p.Line)
+	}
+	return fmt.Sprintf("%s: byte %d", src, p.Offset)
+}
+
+// DecodeError reports a message that could not be decoded: malformed JSON
+// or msgpack, an unknown tag, a missing field or a value out of range. Its
+// Error names the position and what is wrong.
+type DecodeError struct {
+	Pos Pos
+	// Reason says what is wrong, without the position.
+	Reason string
+	// Fatal is set when the reader cannot go on past this error (truncated
+	// or unframed binary input); otherwise the next call to Next resumes at
+	// the following message.
+	Fatal bool
+}
+
+func (e *DecodeError) Error() string {
+	return fmt.Sprintf("%s: %s", e.Pos, e.Reason)
+}
+
+// IsDecodeError reports whether err is, or wraps, a *DecodeError.
+func IsDecodeError(err error) bool {
+	var de *DecodeError
+	return errors.As(err, &de)
+}
+
+// errorf builds a position-less parse error; readers add the position.
+func errorf(format string, args ...any) error {
+	return &parseError{fmt.Sprintf(format, args...)}
+}
+
+type parseError struct{ reason string }
+
+func (e *parseError) Error() string { return e.reason }

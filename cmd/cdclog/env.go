@@ -1,0 +1,141 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/cdclog/cdclog/cdc"
+	"github.com/cdclog/cdclog/demangle"
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+)
+
+// env is what every command needs from the global flags and the process:
+// formats, streams and the logger. It is built once in the app's Before
+// hook and stored in the app's metadata.
+type env struct {
+	inFormat  cdc.Format
+	outFormat cdc.Format
+	quiet     bool
+	stdin     io.Reader
+	stdout    io.Writer
+	stderr    io.Writer
+	log       *slog.Logger
+}
+
+const envKey = "cdclog.env"
+
+func globalFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "format", Value: "jsonl", Usage: "wire format of input and output: jsonl or msgpack"},
+		&cli.StringFlag{Name: "in-format", Usage: "input format only (overrides --format)"},
+		&cli.StringFlag{Name: "out-format", Usage: "output format only (overrides --format)"},
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress display and no informational logs"},
+		&cli.StringFlag{Name: "log-level", Value: "info", Usage: "stderr log level: debug, info, warn or error"},
+	}
+}
+
+// setupGlobals parses the global flags into the env kept in the app metadata.
+func setupGlobals(c *cli.Context) error {
+	e := &env{stdin: c.App.Reader, stdout: c.App.Writer, stderr: c.App.ErrWriter, quiet: c.Bool("quiet")}
+	base, err := cdc.ParseFormat(c.String("format"))
+	if err != nil {
+		return usageError("--format: %v", err)
+	}
+	e.inFormat, e.outFormat = base, base
+	if s := c.String("in-format"); s != "" {
+		if e.inFormat, err = cdc.ParseFormat(s); err != nil {
+			return usageError("--in-format: %v", err)
+		}
+	}
+	if s := c.String("out-format"); s != "" {
+		if e.outFormat, err = cdc.ParseFormat(s); err != nil {
+			return usageError("--out-format: %v", err)
+		}
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.String("log-level"))); err != nil {
+		return usageError("--log-level: %v", err)
+	}
+	if e.quiet && level < slog.LevelWarn {
+		level = slog.LevelWarn
+	}
+	e.log = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
+	if c.App.Metadata == nil {
+		c.App.Metadata = map[string]any{}
+	}
+	c.App.Metadata[envKey] = e
+	return nil
+}
+
+// getEnv returns the env built by setupGlobals.
+func getEnv(c *cli.Context) *env {
+	if e, ok := c.App.Metadata[envKey].(*env); ok {
+		return e
+	}
+	// Not reached through newApp (a test calling an action directly): defaults.
+	return &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, log: slog.Default()}
+}
+
+// interactive reports whether progress may be drawn: stderr is a terminal
+// and --quiet is off.
+func (e *env) interactive() bool {
+	if e.quiet {
+		return false
+	}
+	f, ok := e.stderr.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// exitError carries an exit code for run to return.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// Exit codes of SPEC section 5.
+const (
+	exitOK        = 0
+	exitFailure   = 1
+	exitUsage     = 2
+	exitViolation = 3
+)
+
+// usageError is a mistake on the command line: exit code 2.
+func usageError(format string, args ...any) error {
+	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
+}
+
+// withCode attaches an exit code to err (nil stays nil).
+func withCode(code int, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &exitError{code: code, err: err}
+}
+
+// reportError prints err (if any) to stderr and returns the exit code.
+func reportError(stderr io.Writer, err error) int {
+	if err == nil {
+		return exitOK
+	}
+	code := exitFailure
+	var ee *exitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.code
+	case demangle.IsViolation(err):
+		code = exitViolation
+	}
+	fmt.Fprintf(stderr, "cdclog: %v\n", err)
+	if code == exitUsage {
+		fmt.Fprintln(stderr, "Run 'cdclog --help' or 'cdclog COMMAND --help' for usage.")
+	}
+	return code
+}

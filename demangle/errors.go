@@ -1,0 +1,69 @@
+package demangle
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/cdclog/cdclog/cdc"
+)
+
+// ViolationKind names one of the protocol violations of SPEC section 1.
+type ViolationKind uint8
+
+// The protocol violations the receiver reports.
+const (
+	// ConflictingDiff: two updates with the same data and time and
+	// different diffs.
+	ConflictingDiff ViolationKind = iota + 1
+	// TooManyUpdates: more distinct updates at a time than its count.
+	TooManyUpdates
+	// UpdateAtZeroCount: an update at a time that a progress statement
+	// says holds no update.
+	UpdateAtZeroCount
+	// ConflictingCounts: two progress statements give one time different
+	// counts.
+	ConflictingCounts
+)
+
+// String returns a short name for the violation, stable for scripts.
+func (k ViolationKind) String() string {
+	switch k {
+	case ConflictingDiff:
+		return "conflicting-diff"
+	case TooManyUpdates:
+		return "too-many-updates"
+	case UpdateAtZeroCount:
+		return "update-at-zero-count"
+	case ConflictingCounts:
+		return "conflicting-counts"
+	}
+	return fmt.Sprintf("violation(%d)", uint8(k))
+}
+
+// ViolationError reports a message that contradicts an earlier one. The
+// receiver's state is unchanged by the offending message.
+type ViolationError struct {
+	Kind ViolationKind
+	// Time is the time both messages disagree about.
+	Time uint64
+	// Msg is the offending message and At its position.
+	Msg cdc.Message
+	At  cdc.Pos
+	// Earlier is the conflicting message the receiver already held, and
+	// EarlierAt its position.
+	Earlier   cdc.Message
+	EarlierAt cdc.Pos
+	// Detail explains the disagreement in words.
+	Detail string
+}
+
+func (e *ViolationError) Error() string {
+	return fmt.Sprintf("%s: protocol violation (%s) at time %d: %s conflicts with %s at %s: %s",
+		e.At, e.Kind, e.Time, e.Msg, e.Earlier, e.EarlierAt, e.Detail)
+}
+
+// IsViolation reports whether err is, or wraps, a *ViolationError.
+func IsViolation(err error) bool {
+	var v *ViolationError
+	return errors.As(err, &v)
+}
