@@ -67,3 +67,9 @@ func IsViolation(err error) bool {
 	var v *ViolationError
 	return errors.As(err, &v)
 }
+
+func newViolation(k ViolationKind, t uint64, m cdc.Message, at cdc.Pos,
+	earlier cdc.Message, earlierAt cdc.Pos, format string, args ...any) *ViolationError {
+	return &ViolationError{Kind: k, Time: t, Msg: m, At: at, Earlier: earlier, EarlierAt: earlierAt,
+		Detail: fmt.Sprintf(format, args...)}
+}

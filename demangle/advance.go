@@ -1,0 +1,77 @@
+package demangle
+
+import (
+	"math"
+
+	"github.com/cdclog/cdclog/cdc"
+)
+
+// advance moves the frontier as far as the held state allows, appending the
+// completed times' updates and one progress statement for the whole step to
+// out, then forgets everything below the new frontier.
+func (r *Receiver) advance(out []cdc.Message) []cdc.Message {
+	if r.done {
+		return out
+	}
+	old := r.frontier
+	var counts []cdc.Count
+	for !r.done {
+		i, ok := r.cover.find(r.frontier)
+		if !ok {
+			break
+		}
+		if ts := r.times[r.frontier]; ts != nil && ts.hasCount {
+			if uint64(len(ts.updates)) < ts.count {
+				break
+			}
+			out = ts.emit(out, r.frontier)
+			counts = append(counts, cdc.Count{Time: r.frontier, Count: ts.count})
+			r.forget(r.frontier)
+			r.step(r.frontier)
+			continue
+		}
+		// Covered with a zero count, so no update is held here: skip to the
+		// next time with a count, or past the end of the span.
+		last := r.cover.spans[i].last
+		r.countTimes.popBelow(r.frontier)
+		if len(r.countTimes) > 0 && r.countTimes[0] <= last {
+			r.frontier = r.countTimes[0]
+			continue
+		}
+		r.step(last)
+	}
+	if r.frontier == old && !r.done {
+		return out
+	}
+	r.stats.EmittedTimes += uint64(len(counts))
+	for _, c := range counts {
+		r.stats.EmittedUpdates += c.Count
+	}
+	out = append(out, cdc.Message{Kind: cdc.KindProgress, Progress: cdc.Progress{
+		Lower: old, Upper: r.frontier, Unbounded: r.done, Counts: counts,
+	}})
+	r.trim()
+	return out
+}
+
+// step moves the frontier just past t.
+func (r *Receiver) step(t uint64) {
+	if t == math.MaxUint64 {
+		r.frontier, r.done = math.MaxUint64, true
+		return
+	}
+	r.frontier = t + 1
+}
+
+// trim forgets coverage and statements wholly below the frontier.
+func (r *Receiver) trim() {
+	if r.done {
+		r.cover.spans = nil
+		r.countTimes = nil
+		r.zeroStmts = nil
+		return
+	}
+	r.cover.trim(r.frontier)
+	r.countTimes.popBelow(r.frontier)
+	r.zeroStmts.popBelow(r.frontier)
+}

@@ -1,0 +1,70 @@
+package demangle
+
+import (
+	"math"
+	"slices"
+	"sort"
+)
+
+// span is a run of covered times, both ends inclusive (so the last time,
+// math.MaxUint64, needs no special case).
+type span struct{ first, last uint64 }
+
+// coverage is the union of the held statements' ranges, as sorted,
+// disjoint, non-adjacent spans. It only grows, except that spans wholly
+// below the frontier are trimmed. In practice it holds a handful of spans:
+// one per gap in the progress information received.
+type coverage struct {
+	spans []span
+}
+
+// find returns the index of the span containing t.
+func (c *coverage) find(t uint64) (int, bool) {
+	i := sort.Search(len(c.spans), func(i int) bool { return c.spans[i].last >= t })
+	if i < len(c.spans) && c.spans[i].first <= t {
+		return i, true
+	}
+	return i, false
+}
+
+// covers reports whether t is covered.
+func (c *coverage) covers(t uint64) bool {
+	_, ok := c.find(t)
+	return ok
+}
+
+// contains reports whether every time in [first, last] is covered.
+func (c *coverage) contains(first, last uint64) bool {
+	i, ok := c.find(first)
+	return ok && c.spans[i].last >= last
+}
+
+// add covers [first, last], merging with overlapping and adjacent spans.
+func (c *coverage) add(first, last uint64) {
+	// i: first span that ends at or after first-1 (touches or follows).
+	lo := first
+	if lo > 0 {
+		lo--
+	}
+	i := sort.Search(len(c.spans), func(i int) bool { return c.spans[i].last >= lo })
+	// j: first span that starts after last+1.
+	hi := last
+	if hi < math.MaxUint64 {
+		hi++
+	}
+	j := i + sort.Search(len(c.spans)-i, func(k int) bool { return c.spans[i+k].first > hi })
+	merged := span{first, last}
+	if i < j {
+		merged.first = min(merged.first, c.spans[i].first)
+		merged.last = max(merged.last, c.spans[j-1].last)
+	}
+	c.spans = slices.Replace(c.spans, i, j, merged)
+}
+
+// trim drops the spans that end before f.
+func (c *coverage) trim(f uint64) {
+	i := sort.Search(len(c.spans), func(i int) bool { return c.spans[i].last >= f })
+	if i > 0 {
+		c.spans = append(c.spans[:0], c.spans[i:]...)
+	}
+}

@@ -1,0 +1,41 @@
+// Package demangle is the receiver of the CDC protocol: a pure state machine,
+// with no I/O, that turns a duplicated and reordered stream of updates and
+// progress statements into a clean one.
+//
+// # Model
+//
+// A Receiver keeps a frontier F: every time below F is complete and has been
+// emitted. It holds the updates at times >= F (one per data and time), the
+// coverage of the progress statements it has seen (which times from F on a
+// statement speaks for) and the counts they give. A time t >= F is covered
+// when every time from F to t lies in some held statement's [lower, upper);
+// F advances to the first time that is not covered, or that is covered but
+// holds fewer distinct updates than its count.
+//
+// When F advances, Push emits, in increasing time order, each completed
+// time's updates (sorted by data bytes, then diff), then one progress
+// statement [old F, new F) with the non-zero counts in between, and forgets
+// everything below F. Nothing is emitted for a time before every earlier
+// time is complete, so a time is never released early and never dropped.
+//
+// Because every statement is true forever, the receiver's state depends only
+// on the set of messages pushed, not on their order or multiplicity; the
+// output depends only on the order in which they were pushed. Pushing a
+// message again is a no-op, which the durable processor relies on to rebuild
+// the state after a crash.
+//
+// # Violations
+//
+// A message that contradicts what the receiver holds is rejected with a
+// *ViolationError naming both messages, and leaves the state unchanged: two
+// diffs for one data and time, more distinct updates at a time than its
+// count, an update at a time whose count is zero, and two counts for one
+// time. Knowledge of times below F is forgotten, so a contradiction with an
+// already emitted time shows up only as a stale duplicate.
+//
+// # Memory
+//
+// Memory is proportional to what is pending (updates and statements at or
+// above F), never to the length of the stream. The state can be saved with
+// MarshalBinary and restored with UnmarshalBinary.
+package demangle

@@ -1,0 +1,123 @@
+package demangle
+
+import (
+	"encoding/binary"
+	"testing"
+
+	"github.com/cdclog/cdclog/cdc"
+)
+
+// messagesFromBytes turns fuzz input into messages over a small time range,
+// so that collisions, overlaps and violations are common.
+func messagesFromBytes(b []byte) []cdc.Message {
+	var msgs []cdc.Message
+	for len(b) >= 4 {
+		op, x, y, z := b[0], uint64(b[1]%16), uint64(b[2]%16), b[3]
+		b = b[4:]
+		switch op % 4 {
+		case 0, 1:
+			msgs = append(msgs, cdc.NewUpdate([]byte{'"', 'a' + z%4, '"'}, x, int64(int8(z))|1))
+		case 2:
+			lo, hi := min(x, y), max(x, y)+1
+			var counts []cdc.Count
+			for t := lo; t < hi; t++ {
+				if c := uint64(z>>(t%8)) & 3; c > 0 {
+					counts = append(counts, cdc.Count{Time: t, Count: c})
+				}
+			}
+			msgs = append(msgs, cdc.NewProgress(lo, hi, counts...))
+		case 3:
+			m := cdc.NewProgress(x, x+1)
+			m.Progress.Unbounded = z%2 == 0
+			msgs = append(msgs, m)
+		}
+	}
+	return msgs
+}
+
+func FuzzReceiver(f *testing.F) {
+	f.Add([]byte{0, 1, 0, 3, 2, 1, 1, 1, 2, 0, 0, 0})
+	f.Add(binary.BigEndian.AppendUint64(nil, 0x0203040506070809))
+	f.Add([]byte{3, 0, 0, 0, 0, 5, 0, 1, 2, 0, 9, 255, 0, 9, 0, 2, 1, 9, 0, 2})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		msgs := messagesFromBytes(b)
+		r := New(0)
+		var out []cdc.Message
+		for i := range msgs {
+			before, _ := r.MarshalBinary()
+			n := len(out)
+			var err error
+			out, _, err = r.Push(out, &msgs[i], cdc.Pos{Line: int64(i + 1)})
+			if err != nil {
+				r.stats.Violations--
+				if after, _ := r.MarshalBinary(); string(after) != string(before) || len(out) != n {
+					t.Fatalf("rejected %v changed the state", msgs[i])
+				}
+				r.stats.Violations++
+			}
+		}
+		checkCleanT(t, out)
+		snap, err := r.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r2 Receiver
+		if err := r2.UnmarshalBinary(snap); err != nil {
+			t.Fatalf("restore: %v", err)
+		}
+	})
+}
+
+// FuzzRestore feeds arbitrary bytes to UnmarshalBinary: it must fail
+// cleanly or give a receiver that works.
+func FuzzRestore(f *testing.F) {
+	r := New(3)
+	msgs := []cdc.Message{upd(`"a"`, 4, 1), prog(3, 9, 4, 1, 5, 2), upd(`"b"`, 5, 1), unbounded(12)}
+	for i := range msgs {
+		r.Push(nil, &msgs[i], cdc.Pos{Source: "s", Line: int64(i)})
+	}
+	snap, _ := r.MarshalBinary()
+	f.Add(snap)
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var r Receiver
+		if err := r.UnmarshalBinary(b); err != nil {
+			return
+		}
+		for _, m := range messagesFromBytes(b) {
+			r.Push(nil, &m, cdc.Pos{})
+		}
+		r.Stuck()
+		r.Pending()
+	})
+}
+
+// checkCleanT is the order check of checkClean for plain tests: progress
+// statements tile the time line and updates come in canonical order inside
+// the statement that releases them.
+func checkCleanT(t *testing.T, out []cdc.Message) {
+	var f uint64
+	done := false
+	var last *cdc.Message
+	var held uint64
+	for i := range out {
+		m := &out[i]
+		switch m.Kind {
+		case cdc.KindUpdate:
+			if done || m.Update.Time < f || (last != nil && compareUpdates(last, m) >= 0) {
+				t.Fatalf("update %v out of order (frontier %d)", m, f)
+			}
+			last = m
+			held++
+		case cdc.KindProgress:
+			var sum uint64
+			for _, c := range m.Progress.Counts {
+				sum += c.Count
+			}
+			if done || m.Progress.Lower != f || sum != held {
+				t.Fatalf("progress %v at frontier %d with %d updates", m, f, held)
+			}
+			f, done, last, held = m.Progress.Upper, m.Progress.Unbounded, nil, 0
+		}
+	}
+}

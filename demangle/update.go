@@ -1,0 +1,44 @@
+package demangle
+
+import (
+	"bytes"
+
+	"github.com/cdclog/cdclog/cdc"
+)
+
+// pushUpdate holds u unless it is stale, a duplicate or a violation.
+func (r *Receiver) pushUpdate(u *cdc.Update, at cdc.Pos) (Outcome, error) {
+	if r.done || u.Time < r.frontier {
+		return Stale, nil
+	}
+	ts := r.times[u.Time]
+	if ts != nil {
+		if i := ts.find(u.Data); i >= 0 {
+			h := &ts.updates[i]
+			if h.diff == u.Diff {
+				return Duplicate, nil
+			}
+			return 0, r.updateViolation(ConflictingDiff, u, at, h.message(u.Time), h.pos,
+				"the same data and time with diff %+d, earlier %+d", u.Diff, h.diff)
+		}
+		if ts.hasCount && uint64(len(ts.updates)) >= ts.count {
+			em, ep := ts.countFrom.ref()
+			return 0, r.updateViolation(TooManyUpdates, u, at, em, ep,
+				"time %d has count %d and already holds %d distinct updates", u.Time, ts.count, len(ts.updates))
+		}
+	}
+	if (ts == nil || !ts.hasCount) && r.cover.covers(u.Time) {
+		em, ep := r.zeroStmts.zeroAt(u.Time).ref()
+		return 0, r.updateViolation(UpdateAtZeroCount, u, at, em, ep,
+			"a progress statement says time %d holds no update", u.Time)
+	}
+	ts = r.state(u.Time, true)
+	ts.add(heldUpdate{data: bytes.Clone(u.Data), diff: u.Diff, pos: at})
+	r.held++
+	return Accepted, nil
+}
+
+func (r *Receiver) updateViolation(k ViolationKind, u *cdc.Update, at cdc.Pos,
+	earlier cdc.Message, earlierAt cdc.Pos, format string, args ...any) error {
+	return newViolation(k, u.Time, cdc.Message{Kind: cdc.KindUpdate, Update: *u}, at, earlier, earlierAt, format, args...)
+}
