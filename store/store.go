@@ -1,0 +1,213 @@
+package store
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+)
+
+// SchemaVersion is the layout version this build writes and reads.
+const SchemaVersion = 1
+
+// magic marks a bbolt file as cdclog's.
+const magic = "cdclog"
+
+// Bucket names.
+var (
+	BucketMeta       = []byte("meta")
+	BucketWAL        = []byte("wal")
+	BucketWALSeq     = []byte("walseq")
+	BucketCheckpoint = []byte("checkpoint")
+	BucketOutput     = []byte("output")
+	BucketQuarantine = []byte("quarantine")
+	BucketConsumers  = []byte("consumers")
+)
+
+func allBuckets() [][]byte {
+	return [][]byte{BucketMeta, BucketWAL, BucketWALSeq, BucketCheckpoint, BucketOutput, BucketQuarantine, BucketConsumers}
+}
+
+// DefaultLockTimeout is how long Open waits for another process's lock.
+const DefaultLockTimeout = 3 * time.Second
+
+// Options tune Open. The zero value opens read-write, creating the file,
+// with DefaultLockTimeout.
+type Options struct {
+	// ReadOnly opens with a shared lock and never writes; the file must
+	// exist.
+	ReadOnly bool
+	// LockTimeout bounds the wait for another process's lock.
+	LockTimeout time.Duration
+	// NoSync skips fsync on commit. Only for throwaway databases (tests,
+	// benchmarks of the in-memory path): a crash can lose committed data.
+	NoSync bool
+}
+
+// DB is an open cdclog database.
+type DB struct {
+	*bolt.DB
+	path     string
+	readOnly bool
+}
+
+// Path returns the file the database was opened from.
+func (db *DB) Path() string { return db.path }
+
+// ReadOnly reports whether the database was opened read-only.
+func (db *DB) ReadOnly() bool { return db.readOnly }
+
+// boltOptions are the bbolt options, each chosen on purpose:
+//   - FreelistMapType: the hashmap freelist allocates in O(1) where the
+//     array one scans, which matters once gc has freed many pages;
+//   - NoFreelistSync: the freelist is not written on every commit (less
+//     write amplification per group commit); bbolt rebuilds it by scanning
+//     the pages on open, which costs milliseconds for our file sizes;
+//   - InitialMmapSize 1 GiB: the WAL grows steadily, and every remap takes
+//     the mmap lock and blocks readers; reserving address space (not
+//     memory) up front avoids remaps during ingest;
+//   - Timeout: a second process gets ErrLocked instead of hanging.
+func boltOptions(o Options) *bolt.Options {
+	t := o.LockTimeout
+	if t <= 0 {
+		t = DefaultLockTimeout
+	}
+	return &bolt.Options{
+		Timeout:         t,
+		ReadOnly:        o.ReadOnly,
+		NoSync:          o.NoSync,
+		FreelistType:    bolt.FreelistMapType,
+		NoFreelistSync:  true,
+		InitialMmapSize: 1 << 30,
+	}
+}
+
+// Open opens or creates the cdclog database at path.
+func Open(path string, o Options) (*DB, error) {
+	if o.ReadOnly {
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("open %s: %w", path, ErrNotExist)
+		}
+	}
+	for attempt := 0; ; attempt++ {
+		before, _ := os.Stat(path)
+		bdb, err := bolt.Open(path, 0o600, boltOptions(o))
+		if err != nil {
+			return nil, fmt.Errorf("open %s: %w", path, classify(err))
+		}
+		// gc replaces the file by rename while it holds the lock; a lock
+		// won on the old inode is a lock on a file nobody will read again,
+		// so open the new one.
+		if attempt < 5 && replaced(path, before) {
+			bdb.Close()
+			continue
+		}
+		db := &DB{DB: bdb, path: path, readOnly: o.ReadOnly}
+		if err := db.checkSchema(); err != nil {
+			bdb.Close()
+			return nil, fmt.Errorf("open %s: %w", path, err)
+		}
+		return db, nil
+	}
+}
+
+// replaced reports whether path names another file than before did.
+func replaced(path string, before os.FileInfo) bool {
+	if before == nil {
+		return false
+	}
+	after, err := os.Stat(path)
+	return err != nil || !os.SameFile(before, after)
+}
+
+// classify maps bbolt's open errors to this package's.
+func classify(err error) error {
+	switch {
+	case errors.Is(err, berrors.ErrTimeout):
+		return ErrLocked
+	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrVersionMismatch):
+		return fmt.Errorf("%w (not a bbolt file: %v)", ErrForeign, err)
+	case errors.Is(err, berrors.ErrChecksum):
+		return fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	return err
+}
+
+// checkSchema verifies the meta bucket, creating it in a new, empty
+// database. It never writes to a database that has other content.
+func (db *DB) checkSchema() error {
+	var fresh bool
+	err := db.View(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(BucketMeta)
+		if meta == nil {
+			empty := true
+			tx.ForEach(func([]byte, *bolt.Bucket) error { empty = false; return nil })
+			if !empty {
+				return fmt.Errorf("%w: a bbolt database without cdclog's meta bucket", ErrForeign)
+			}
+			fresh = true
+			return nil
+		}
+		return checkMeta(meta)
+	})
+	if err != nil || !fresh {
+		return err
+	}
+	if db.readOnly {
+		return fmt.Errorf("%w: the file is an empty bbolt database", ErrForeign)
+	}
+	return db.Update(func(tx *bolt.Tx) error { return create(tx) })
+}
+
+func checkMeta(meta *bolt.Bucket) error {
+	if string(meta.Get([]byte("magic"))) != magic {
+		return fmt.Errorf("%w: the meta bucket has no cdclog mark", ErrForeign)
+	}
+	v := meta.Get([]byte("schema"))
+	if len(v) != 8 {
+		return fmt.Errorf("%w: malformed schema version", ErrCorrupt)
+	}
+	if n := binary.BigEndian.Uint64(v); n > SchemaVersion {
+		return fmt.Errorf("%w: version %d, this build reads up to %d", ErrNewerSchema, n, SchemaVersion)
+	}
+	return nil
+}
+
+func create(tx *bolt.Tx) error {
+	for _, name := range allBuckets() {
+		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+			return fmt.Errorf("create bucket %s: %w", name, err)
+		}
+	}
+	meta := tx.Bucket(BucketMeta)
+	if err := meta.Put([]byte("magic"), []byte(magic)); err != nil {
+		return err
+	}
+	if err := meta.Put([]byte("schema"), binary.BigEndian.AppendUint64(nil, SchemaVersion)); err != nil {
+		return err
+	}
+	return meta.Put([]byte("created"), []byte(time.Now().UTC().Format(time.RFC3339)))
+}
+
+// Created returns the database's creation time as recorded in meta.
+func Created(tx *bolt.Tx) string {
+	if meta := tx.Bucket(BucketMeta); meta != nil {
+		return string(meta.Get([]byte("created")))
+	}
+	return ""
+}
+
+// Schema returns the schema version recorded in meta.
+func Schema(tx *bolt.Tx) uint64 {
+	if meta := tx.Bucket(BucketMeta); meta != nil {
+		if v := meta.Get([]byte("schema")); len(v) == 8 {
+			return binary.BigEndian.Uint64(v)
+		}
+	}
+	return 0
+}
