@@ -1,0 +1,269 @@
+package wal
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Bucket names, as created by package store.
+var (
+	bucketWAL = []byte("wal")
+	bucketSeq = []byte("walseq")
+)
+
+// Batch collects the entries of one group commit. The zero value is an
+// empty batch.
+type Batch struct {
+	entries []Entry
+	// arena holds the bodies; appending never moves bytes already handed
+	// out (a grown arena is a new array, the old one stays alive).
+	arena []byte
+}
+
+// Add appends an entry, copying its body.
+func (b *Batch) Add(e Entry) {
+	start := len(b.arena)
+	b.arena = append(b.arena, e.Body...)
+	e.Body = b.arena[start:len(b.arena):len(b.arena)]
+	b.entries = append(b.entries, e)
+}
+
+// Reset empties the batch for reuse once Write has returned.
+func (b *Batch) Reset() {
+	clear(b.entries)
+	b.entries = b.entries[:0]
+	b.arena = b.arena[:0]
+}
+
+// Len returns the number of entries in the batch.
+func (b *Batch) Len() int { return len(b.entries) }
+
+// Bytes returns the total size of the entries' bodies.
+func (b *Batch) Bytes() int { return len(b.arena) }
+
+// Write stores the batch in tx as chunks numbered from nextChunk on, and
+// returns how many chunk numbers it used. The values it hands bbolt stay
+// untouched until the transaction ends, as bbolt requires.
+func (b *Batch) Write(tx *bolt.Tx, batch, nextChunk uint64) (uint64, error) {
+	if len(b.entries) == 0 {
+		return 0, nil
+	}
+	wal, seq, err := buckets(tx)
+	if err != nil {
+		return 0, err
+	}
+	wal.FillPercent = 0.9 // keys mostly ascend; a little room for late times
+	seq.FillPercent = 1.0 // strictly ascending
+	slices.SortFunc(b.entries, func(x, y Entry) int {
+		if x.Time != y.Time {
+			if x.Time < y.Time {
+				return -1
+			}
+			return 1
+		}
+		if x.Arrival < y.Arrival {
+			return -1
+		}
+		return 1
+	})
+	used := uint64(0)
+	for start := 0; start < len(b.entries); {
+		end, size := start, 0
+		for end < len(b.entries) && end-start < MaxChunkEntries && (size < MaxChunkBytes || end == start) {
+			size += len(b.entries[end].Body) + 16
+			end++
+		}
+		if err := putChunk(wal, seq, batch, nextChunk+used, b.entries[start:end], size); err != nil {
+			return used, err
+		}
+		used++
+		start = end
+	}
+	return used, nil
+}
+
+func putChunk(wal, seq *bolt.Bucket, batch, chunk uint64, entries []Entry, size int) error {
+	first, last := entries[0].Time, entries[len(entries)-1].Time
+	value := appendChunk(make([]byte, 0, size+32), batch, entries)
+	if err := wal.Put(walKey(last, chunk), value); err != nil {
+		return fmt.Errorf("wal: put chunk %d: %w", chunk, err)
+	}
+	idx := make([]byte, 0, 28)
+	idx = binary.BigEndian.AppendUint64(idx, first)
+	idx = binary.BigEndian.AppendUint64(idx, last)
+	idx = binary.BigEndian.AppendUint64(idx, batch)
+	idx = binary.BigEndian.AppendUint32(idx, uint32(len(entries)))
+	if err := seq.Put(binary.BigEndian.AppendUint64(nil, chunk), idx); err != nil {
+		return fmt.Errorf("wal: index chunk %d: %w", chunk, err)
+	}
+	return nil
+}
+
+func walKey(last, chunk uint64) []byte {
+	k := make([]byte, 16)
+	binary.BigEndian.PutUint64(k, last)
+	binary.BigEndian.PutUint64(k[8:], chunk)
+	return k
+}
+
+func buckets(tx *bolt.Tx) (wal, seq *bolt.Bucket, err error) {
+	wal, seq = tx.Bucket(bucketWAL), tx.Bucket(bucketSeq)
+	if wal == nil || seq == nil {
+		return nil, nil, fmt.Errorf("%w: wal buckets missing", ErrCorrupt)
+	}
+	return wal, seq, nil
+}
+
+// Scan calls fn for every entry whose time is at least from, in the order
+// of the keys (by chunk's last time, then arrival). An error from fn stops
+// the scan and is returned.
+func Scan(tx *bolt.Tx, from uint64, fn func(*Entry) error) error {
+	wal, _, err := buckets(tx)
+	if err != nil {
+		return err
+	}
+	c := wal.Cursor()
+	var e Entry
+	for k, v := c.Seek(binary.BigEndian.AppendUint64(nil, from)); k != nil; k, v = c.Next() {
+		r, err := newChunkReader(v)
+		if err != nil {
+			return fmt.Errorf("wal chunk %x: %w", k, err)
+		}
+		for {
+			ok, err := r.next(&e)
+			if err != nil {
+				return fmt.Errorf("wal chunk %x: %w", k, err)
+			}
+			if !ok {
+				break
+			}
+			if e.Time >= from {
+				if err := fn(&e); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// ScanArrival calls fn for every entry in the order it was appended. It
+// holds one batch's entries in memory at a time.
+func ScanArrival(tx *bolt.Tx, fn func(*Entry) error) error {
+	wal, seq, err := buckets(tx)
+	if err != nil {
+		return err
+	}
+	var pending []Entry
+	curBatch := uint64(0)
+	flush := func() error {
+		slices.SortFunc(pending, func(x, y Entry) int {
+			if x.Arrival < y.Arrival {
+				return -1
+			}
+			return 1
+		})
+		for i := range pending {
+			if err := fn(&pending[i]); err != nil {
+				return err
+			}
+		}
+		pending = pending[:0]
+		return nil
+	}
+	c := seq.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if len(k) != 8 || len(v) != 28 {
+			return fmt.Errorf("%w: bad walseq record", ErrCorrupt)
+		}
+		last, batch := binary.BigEndian.Uint64(v[8:]), binary.BigEndian.Uint64(v[16:])
+		if batch != curBatch && len(pending) > 0 {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		curBatch = batch
+		value := wal.Get(walKey(last, binary.BigEndian.Uint64(k)))
+		if value == nil {
+			return fmt.Errorf("%w: chunk %x indexed but missing", ErrCorrupt, k)
+		}
+		r, err := newChunkReader(value)
+		if err != nil {
+			return err
+		}
+		for {
+			var e Entry
+			ok, err := r.next(&e)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				break
+			}
+			pending = append(pending, e)
+		}
+	}
+	return flush()
+}
+
+// DeleteBelow removes every chunk whose entries are all below t and
+// returns how many chunks it removed.
+func DeleteBelow(tx *bolt.Tx, t uint64) (int, error) {
+	wal, seq, err := buckets(tx)
+	if err != nil {
+		return 0, err
+	}
+	var keys [][]byte
+	c := wal.Cursor()
+	for k, _ := c.First(); k != nil && binary.BigEndian.Uint64(k) < t; k, _ = c.Next() {
+		keys = append(keys, slices.Clone(k))
+	}
+	for _, k := range keys {
+		if err := wal.Delete(k); err != nil {
+			return 0, fmt.Errorf("wal: delete chunk: %w", err)
+		}
+		if err := seq.Delete(k[8:]); err != nil {
+			return 0, fmt.Errorf("wal: delete chunk index: %w", err)
+		}
+	}
+	return len(keys), nil
+}
+
+// Stats describes the log's contents.
+type Stats struct {
+	Chunks  int
+	Entries uint64
+	// Bytes is the space the log's keys and values take in the file.
+	Bytes int64
+	// MinTime and MaxTime bound the entries' times; zero when empty.
+	MinTime, MaxTime uint64
+}
+
+// ReadStats computes the log's statistics from its index.
+func ReadStats(tx *bolt.Tx) (Stats, error) {
+	wal, seq, err := buckets(tx)
+	if err != nil {
+		return Stats{}, err
+	}
+	var s Stats
+	c := seq.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if len(v) != 28 {
+			return s, fmt.Errorf("%w: bad walseq record", ErrCorrupt)
+		}
+		first, last := binary.BigEndian.Uint64(v), binary.BigEndian.Uint64(v[8:])
+		if s.Chunks == 0 || first < s.MinTime {
+			s.MinTime = first
+		}
+		s.MaxTime = max(s.MaxTime, last)
+		s.Entries += uint64(binary.BigEndian.Uint32(v[24:]))
+		s.Chunks++
+	}
+	bs := wal.Stats()
+	ss := seq.Stats()
+	s.Bytes = int64(bs.LeafInuse+bs.BranchInuse) + int64(ss.LeafInuse+ss.BranchInuse)
+	return s, nil
+}

@@ -1,0 +1,217 @@
+package wal
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	bolt "go.etcd.io/bbolt"
+	"pgregory.net/rapid"
+)
+
+// openTestDB opens a fresh database in a new directory under dir; the
+// caller closes it.
+func openTestDB(t interface{ Fatal(...any) }, dir string) *bolt.DB {
+	sub, err := os.MkdirTemp(dir, "wal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := bolt.Open(filepath.Join(sub, "wal.db"), 0o600, &bolt.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Update(func(tx *bolt.Tx) error {
+		tx.CreateBucketIfNotExists(bucketWAL)
+		tx.CreateBucketIfNotExists(bucketSeq)
+		return nil
+	})
+	return db
+}
+
+func body(e Entry) []byte { return []byte(fmt.Sprintf("t%d-a%d", e.Time, e.Arrival)) }
+
+// writeBatches appends the batches and returns every entry written, in
+// arrival order.
+func writeBatches(t *rapid.T, db *bolt.DB, batches [][]Entry) []Entry {
+	var all []Entry
+	chunk := uint64(0)
+	for i, entries := range batches {
+		var b Batch
+		for _, e := range entries {
+			b.Add(e)
+			all = append(all, e)
+		}
+		err := db.Update(func(tx *bolt.Tx) error {
+			n, err := b.Write(tx, uint64(i), chunk)
+			chunk += n
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return all
+}
+
+func genBatches(t *rapid.T) [][]Entry {
+	arrival := uint64(0)
+	nb := rapid.IntRange(0, 6).Draw(t, "batches")
+	batches := make([][]Entry, nb)
+	for i := range batches {
+		n := rapid.IntRange(1, 9000).Draw(t, "entries")
+		base := rapid.Uint64Range(0, 1<<20).Draw(t, "base")
+		for j := 0; j < n; j++ {
+			e := Entry{Time: base + uint64(j/3) + rapid.Uint64Range(0, 50).Draw(t, "jitter"), Arrival: arrival,
+				Source: uint64(j % 3), Line: arrival + 1, Offset: arrival * 40}
+			if j%1000 == 7 {
+				e.Time = ^uint64(0) // an unbounded statement's filing time
+			}
+			e.Body = body(e)
+			arrival++
+			batches[i] = append(batches[i], e)
+		}
+	}
+	return batches
+}
+
+func collect(t *rapid.T, db *bolt.DB, scan func(tx *bolt.Tx, fn func(*Entry) error) error) []Entry {
+	var got []Entry
+	db.View(func(tx *bolt.Tx) error {
+		return scan(tx, func(e *Entry) error {
+			c := *e
+			c.Body = slices.Clone(e.Body)
+			got = append(got, c)
+			return nil
+		})
+	})
+	return got
+}
+
+func sortByArrival(es []Entry) {
+	slices.SortFunc(es, func(a, b Entry) int { return int(int64(a.Arrival) - int64(b.Arrival)) })
+}
+
+func TestScanFindsExactlyTheEntriesFromATime(t *testing.T) {
+	dir := t.TempDir()
+	rapid.Check(t, func(t *rapid.T) {
+		db := openTestDB(t, dir)
+		defer db.Close()
+		all := writeBatches(t, db, genBatches(t))
+		from := rapid.Uint64Range(0, 1<<20+4000).Draw(t, "from")
+		got := collect(t, db, func(tx *bolt.Tx, fn func(*Entry) error) error { return Scan(tx, from, fn) })
+		var want []Entry
+		for _, e := range all {
+			if e.Time >= from {
+				want = append(want, e)
+			}
+		}
+		sortByArrival(got)
+		if !slices.EqualFunc(got, want, entryEqual) {
+			t.Fatalf("scan from %d: %d entries, want %d", from, len(got), len(want))
+		}
+	})
+}
+
+func TestScanArrivalReplaysTheAppendOrder(t *testing.T) {
+	dir := t.TempDir()
+	rapid.Check(t, func(t *rapid.T) {
+		db := openTestDB(t, dir)
+		defer db.Close()
+		all := writeBatches(t, db, genBatches(t))
+		got := collect(t, db, ScanArrival)
+		if !slices.EqualFunc(got, all, entryEqual) {
+			t.Fatalf("arrival scan: %d entries, want %d", len(got), len(all))
+		}
+	})
+}
+
+func TestDeleteBelowKeepsEveryEntryAtOrAboveTheTime(t *testing.T) {
+	dir := t.TempDir()
+	rapid.Check(t, func(t *rapid.T) {
+		db := openTestDB(t, dir)
+		defer db.Close()
+		all := writeBatches(t, db, genBatches(t))
+		cut := rapid.Uint64Range(0, 1<<20+4000).Draw(t, "cut")
+		db.Update(func(tx *bolt.Tx) error { _, err := DeleteBelow(tx, cut); return err })
+		left := collect(t, db, ScanArrival)
+		var mustKeep []Entry
+		for _, e := range all {
+			if e.Time >= cut {
+				mustKeep = append(mustKeep, e)
+			}
+		}
+		kept := 0
+		for _, e := range left {
+			if e.Time >= cut {
+				kept++
+			}
+		}
+		if kept != len(mustKeep) {
+			t.Fatalf("kept %d entries at or above %d, want %d", kept, cut, len(mustKeep))
+		}
+		var s Stats
+		db.View(func(tx *bolt.Tx) error { s, _ = ReadStats(tx); return nil })
+		if s.Entries != uint64(len(left)) {
+			t.Fatalf("stats say %d entries, scan found %d", s.Entries, len(left))
+		}
+	})
+}
+
+func TestABatchCostsFewKeys(t *testing.T) {
+	db := openTestDB(t, t.TempDir())
+	defer db.Close()
+	var b Batch
+	for i := uint64(0); i < 65536; i++ {
+		b.Add(Entry{Time: i / 3, Arrival: i, Body: []byte(`{"update":{"data":"key-1","time":1,"diff":1}}`)})
+	}
+	db.Update(func(tx *bolt.Tx) error { _, err := b.Write(tx, 0, 0); return err })
+	var s Stats
+	db.View(func(tx *bolt.Tx) error { s, _ = ReadStats(tx); return nil })
+	if s.Entries != 65536 || s.Chunks > 65536/MaxChunkEntries+1 || s.MaxTime != 65535/3 {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+func entryEqual(a, b Entry) bool {
+	return a.Time == b.Time && a.Arrival == b.Arrival && a.Source == b.Source && a.Line == b.Line &&
+		a.Offset == b.Offset && string(a.Body) == string(b.Body)
+}
+
+func FuzzChunkReader(f *testing.F) {
+	f.Add(appendChunk(nil, 3, []Entry{{Time: 5, Arrival: 9, Body: []byte("x")}, {Time: 7, Arrival: 2, Line: 4}}))
+	f.Add([]byte{1, 0, 200, 1})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := newChunkReader(b)
+		if err != nil {
+			return
+		}
+		var e Entry
+		for {
+			ok, err := r.next(&e)
+			if err != nil || !ok {
+				return
+			}
+		}
+	})
+}
+
+func TestDeleteBelowRemovesWhollyCompletedChunks(t *testing.T) {
+	db := openTestDB(t, t.TempDir())
+	defer db.Close()
+	for batch := uint64(0); batch < 3; batch++ {
+		var b Batch
+		for i := uint64(0); i < 10000; i++ {
+			b.Add(Entry{Time: batch*10000 + i, Arrival: batch*10000 + i, Body: []byte("m")})
+		}
+		db.Update(func(tx *bolt.Tx) error { _, err := b.Write(tx, batch, batch*100); return err })
+	}
+	var removed int
+	db.Update(func(tx *bolt.Tx) error { removed, _ = DeleteBelow(tx, 20000); return nil })
+	var s Stats
+	db.View(func(tx *bolt.Tx) error { s, _ = ReadStats(tx); return nil })
+	if removed == 0 || s.Entries != 10000 || s.MinTime != 20000 {
+		t.Fatalf("removed %d chunks, left %+v", removed, s)
+	}
+}
