@@ -137,3 +137,13 @@ func (r *Receiver) forget(t uint64) {
 		r.peakTimes = len(m)
 	}
 }
+
+// Resume returns an empty receiver at a frontier saved earlier, done
+// included, as the durable processor needs after a restart.
+func Resume(frontier uint64, done bool) *Receiver {
+	return &Receiver{frontier: frontier, done: done}
+}
+
+// SetStats replaces the receiver's counters, so that counts carried in a
+// checkpoint survive a restart.
+func (r *Receiver) SetStats(s Stats) { r.stats = s }

@@ -1,0 +1,118 @@
+package recovery
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/cdclog/cdclog/demangle"
+	"github.com/cdclog/cdclog/store"
+	"github.com/vmihailenco/msgpack/v5"
+	bolt "go.etcd.io/bbolt"
+)
+
+var checkpointKey = []byte("state")
+
+// checkpoint is the processor's durable state besides the logs, written in
+// the same transaction as every batch. It is small: the receiver's state is
+// rebuilt from the WAL, not stored here.
+type checkpoint struct {
+	Frontier uint64 `msgpack:"frontier"`
+	Done     bool   `msgpack:"done"`
+	// Next sequence numbers: WAL arrival, WAL chunk, batch, output record
+	// (output records are numbered from 1), quarantine record.
+	NextArrival    uint64 `msgpack:"next_arrival"`
+	NextChunk      uint64 `msgpack:"next_chunk"`
+	NextBatch      uint64 `msgpack:"next_batch"`
+	NextOutput     uint64 `msgpack:"next_output"`
+	NextQuarantine uint64 `msgpack:"next_quarantine"`
+	// Sink is what the exactly-once output file holds.
+	Sink sinkState `msgpack:"sink"`
+	// Cursors are the producers' committed positions, opaque here.
+	Cursors map[string][]byte `msgpack:"cursors"`
+	// Sources names the sources of WAL entries (entries hold an index).
+	Sources []string       `msgpack:"sources"`
+	Stats   demangle.Stats `msgpack:"stats"`
+	// Skipped and Quarantined count rejected messages by policy.
+	Skipped     uint64 `msgpack:"skipped"`
+	Quarantined uint64 `msgpack:"quarantined"`
+	// WALFloor is the frontier at the last gc: the WAL holds nothing
+	// below it.
+	WALFloor uint64 `msgpack:"wal_floor"`
+	// Committed is when this checkpoint was written (Unix nanoseconds).
+	Committed int64 `msgpack:"committed"`
+}
+
+// sinkState is the committed state of the output file.
+type sinkState struct {
+	Name   string `msgpack:"name"`
+	Format string `msgpack:"format"`
+	Size   int64  `msgpack:"size"`
+	// Next is the sequence number of the first record not in the file.
+	Next uint64 `msgpack:"next"`
+}
+
+func newCheckpoint(start uint64) checkpoint {
+	return checkpoint{Frontier: start, NextOutput: 1, NextQuarantine: 1, Sink: sinkState{Next: 1}}
+}
+
+// loadCheckpoint reads the checkpoint; ok is false in a new database.
+func loadCheckpoint(tx *bolt.Tx) (cp checkpoint, ok bool, err error) {
+	b := tx.Bucket(store.BucketCheckpoint)
+	if b == nil {
+		return cp, false, fmt.Errorf("%w: checkpoint bucket missing", ErrCorrupt)
+	}
+	v := b.Get(checkpointKey)
+	if v == nil {
+		return cp, false, nil
+	}
+	if err := msgpack.Unmarshal(v, &cp); err != nil {
+		return cp, false, fmt.Errorf("%w: checkpoint: %v", ErrCorrupt, err)
+	}
+	if cp.NextOutput == 0 || cp.Sink.Next == 0 || cp.NextQuarantine == 0 {
+		return cp, false, fmt.Errorf("%w: checkpoint has zero sequence numbers", ErrCorrupt)
+	}
+	return cp, true, nil
+}
+
+func (cp *checkpoint) save(tx *bolt.Tx) error {
+	cp.Committed = time.Now().UnixNano()
+	v, err := msgpack.Marshal(cp)
+	if err != nil {
+		return fmt.Errorf("encode checkpoint: %w", err)
+	}
+	if err := tx.Bucket(store.BucketCheckpoint).Put(checkpointKey, v); err != nil {
+		return fmt.Errorf("write checkpoint: %w", err)
+	}
+	return nil
+}
+
+// source returns the index of a source name, adding it when new.
+func (cp *checkpoint) source(name string) uint64 {
+	for i, s := range cp.Sources {
+		if s == name {
+			return uint64(i)
+		}
+	}
+	cp.Sources = append(cp.Sources, name)
+	return uint64(len(cp.Sources) - 1)
+}
+
+func (cp *checkpoint) sourceName(i uint64) string {
+	if i < uint64(len(cp.Sources)) {
+		return cp.Sources[i]
+	}
+	return ""
+}
+
+// clone returns a deep copy, safe to hand to the commit goroutine.
+func (cp *checkpoint) clone() checkpoint {
+	c := *cp
+	c.Sources = append([]string(nil), cp.Sources...)
+	if cp.Cursors != nil {
+		c.Cursors = make(map[string][]byte, len(cp.Cursors))
+		for k, v := range cp.Cursors {
+			c.Cursors[k] = v
+		}
+	}
+	return c
+}

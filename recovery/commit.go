@@ -1,0 +1,74 @@
+package recovery
+
+import (
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// commitLoop makes each batch durable, in order, and delivers its results.
+func (p *Processor) commitLoop() {
+	nextChunk := p.cp.NextChunk
+	for w := range p.commits {
+		err := p.failure()
+		if err == nil {
+			if cerr := p.commit(w, &nextChunk); cerr != nil {
+				p.fail(cerr)
+				err = p.failure()
+			}
+		}
+		for i, r := range w.reqs {
+			e := w.errs[i]
+			if err != nil {
+				e = err
+			}
+			r.pending.finish(w.results[i], e)
+		}
+	}
+}
+
+// commit writes the batch: sink bytes first (and fsync), then one bbolt
+// transaction with the WAL chunks, output records, quarantine and the
+// checkpoint; live output goes out after the commit.
+func (p *Processor) commit(w *work, nextChunk *uint64) error {
+	if len(w.sinkBytes) > 0 {
+		if _, err := p.opts.Sink.Write(w.sinkBytes); err != nil {
+			return fmt.Errorf("write output file: %w", err)
+		}
+		if err := p.opts.Sink.Sync(); err != nil {
+			return fmt.Errorf("fsync output file: %w", err)
+		}
+	}
+	err := p.db.Update(func(tx *bolt.Tx) error {
+		used, err := w.wal.Write(tx, w.cp.NextBatch, *nextChunk)
+		if err != nil {
+			return err
+		}
+		w.cp.NextChunk = *nextChunk + used
+		if err := writeOutput(tx, []*outputChunk{&w.output}); err != nil {
+			return err
+		}
+		if err := writeQuarantine(tx, w.quarantine); err != nil {
+			return err
+		}
+		return w.cp.save(tx)
+	})
+	if err != nil {
+		return fmt.Errorf("commit batch: %w", err)
+	}
+	*nextChunk = w.cp.NextChunk
+	p.mu.Lock()
+	p.committed = w.cp
+	p.status = w.status
+	if w.output.n > 0 {
+		close(p.notify)
+		p.notify = make(chan struct{})
+	}
+	p.mu.Unlock()
+	if len(w.liveBytes) > 0 {
+		if _, err := p.opts.Live.Write(w.liveBytes); err != nil {
+			return fmt.Errorf("write live output: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,62 @@
+package recovery
+
+import (
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/cdclog/cdclog/cdc"
+)
+
+// Default group-commit limits.
+const (
+	DefaultBatchMessages = 64 << 10
+	DefaultBatchDelay    = 2 * time.Millisecond
+)
+
+// Options configure a Processor. The zero value works: no output file,
+// frontier from 0, policy Fail, default batching, slog's default logger.
+type Options struct {
+	// BatchMessages closes a group commit once it holds this many messages.
+	BatchMessages int
+	// BatchDelay is how long a group commit waits for more appends once it
+	// has one; a larger delay gives fewer, bigger commits.
+	BatchDelay time.Duration
+	// Start is the initial frontier of a new database: times below it are
+	// taken as already complete. Ignored for an existing database.
+	Start uint64
+	// OnError says what Append does with a message that violates the
+	// protocol or is invalid: Fail returns an error for it (the messages
+	// before it in the call are committed), Skip counts and drops it,
+	// Quarantine stores it in the quarantine bucket.
+	OnError cdc.ErrorPolicy
+	// Logger receives progress and warnings; nil means slog.Default().
+	Logger *slog.Logger
+	// Sink, when set, is the exactly-once output file; SinkName identifies
+	// it across runs (its path) and SinkFormat is the format written.
+	Sink       Sink
+	SinkName   string
+	SinkFormat cdc.Format
+	// Live, when set, receives each batch's output (in LiveFormat) after
+	// the batch commits: at-least-once, for a pipe such as stdout.
+	Live       io.Writer
+	LiveFormat cdc.Format
+	// LockTimeout bounds the wait for another process's lock.
+	LockTimeout time.Duration
+	// NoSync skips fsyncs: only for throwaway databases.
+	NoSync bool
+}
+
+func (o *Options) withDefaults() Options {
+	c := *o
+	if c.BatchMessages <= 0 {
+		c.BatchMessages = DefaultBatchMessages
+	}
+	if c.BatchDelay <= 0 {
+		c.BatchDelay = DefaultBatchDelay
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}

@@ -1,0 +1,151 @@
+package recovery
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/cdclog/cdclog/cdc"
+	"github.com/cdclog/cdclog/store"
+	bolt "go.etcd.io/bbolt"
+)
+
+// The output log: key = sequence number of the chunk's first record (8
+// bytes BE); value = uvarint record count, then per record uvarint length
+// and the record in cdc's binary encoding. One chunk per batch (split at
+// outputChunkRecords), so a batch costs one key.
+const outputChunkRecords = 8192
+
+// Record is one message of the clean output stream and its sequence
+// number (the first record is 1).
+type Record struct {
+	Seq uint64
+	Msg cdc.Message
+}
+
+// outputChunk accumulates a batch's output records.
+type outputChunk struct {
+	first   uint64
+	n       int
+	body    []byte
+	scratch []byte
+}
+
+func (c *outputChunk) add(m *cdc.Message) {
+	c.scratch = cdc.AppendBinary(c.scratch[:0], m)
+	c.body = binary.AppendUvarint(c.body, uint64(len(c.scratch)))
+	c.body = append(c.body, c.scratch...)
+	c.n++
+}
+
+func (c *outputChunk) value() []byte {
+	v := binary.AppendUvarint(make([]byte, 0, len(c.body)+10), uint64(c.n))
+	return append(v, c.body...)
+}
+
+func writeOutput(tx *bolt.Tx, chunks []*outputChunk) error {
+	b := tx.Bucket(store.BucketOutput)
+	b.FillPercent = 1.0 // strictly ascending keys
+	for _, c := range chunks {
+		if c.n == 0 {
+			continue
+		}
+		if err := b.Put(binary.BigEndian.AppendUint64(nil, c.first), c.value()); err != nil {
+			return fmt.Errorf("write output log: %w", err)
+		}
+	}
+	return nil
+}
+
+// scanOutput calls fn for each record with sequence number >= from, in
+// order, until fn returns false or an error. Records alias the database:
+// valid only inside tx.
+func scanOutput(tx *bolt.Tx, from uint64, fn func(seq uint64, m *cdc.Message) (bool, error)) error {
+	it := newOutputIter(tx, from)
+	for {
+		seq, m, ok, err := it.next()
+		if err != nil || !ok {
+			return err
+		}
+		if more, err := fn(seq, m); err != nil || !more {
+			return err
+		}
+	}
+}
+
+// cloneMessage copies m's data out of the database's memory.
+func cloneMessage(m *cdc.Message) cdc.Message {
+	c := *m
+	if m.Kind == cdc.KindUpdate {
+		c.Update.Data = append([]byte(nil), m.Update.Data...)
+	}
+	if len(m.Progress.Counts) > 0 {
+		c.Progress.Counts = append([]cdc.Count(nil), m.Progress.Counts...)
+	}
+	return c
+}
+
+// outputIter walks the output log record by record inside one transaction.
+type outputIter struct {
+	c     *bolt.Cursor
+	k, v  []byte // current chunk, v positioned at its next record
+	seq   uint64 // sequence number of the record at v
+	left  uint64 // records left in the chunk
+	from  uint64
+	m     cdc.Message
+	begun bool
+}
+
+func newOutputIter(tx *bolt.Tx, from uint64) *outputIter {
+	return &outputIter{c: tx.Bucket(store.BucketOutput).Cursor(), from: max(from, 1)}
+}
+
+// next returns the next record at or after from; ok is false at the end,
+// and seq is then the sequence number a next record would have.
+func (it *outputIter) next() (seq uint64, m *cdc.Message, ok bool, err error) {
+	for {
+		for it.left > 0 {
+			size, w := binary.Uvarint(it.v)
+			if w <= 0 || size > uint64(len(it.v)-w) {
+				return it.seq, nil, false, fmt.Errorf("%w: output record %d", ErrCorrupt, it.seq)
+			}
+			rec := it.v[w : w+int(size)]
+			it.v, it.left = it.v[w+int(size):], it.left-1
+			seq := it.seq
+			it.seq++
+			if seq < it.from {
+				continue
+			}
+			if _, err := cdc.ParseBinary(rec, &it.m); err != nil {
+				return seq, nil, false, fmt.Errorf("%w: output record %d: %v", ErrCorrupt, seq, err)
+			}
+			return seq, &it.m, true, nil
+		}
+		if !it.advance() {
+			return max(it.seq, it.from), nil, false, nil
+		}
+	}
+}
+
+// advance moves to the next chunk that may hold records at or after from.
+func (it *outputIter) advance() bool {
+	if !it.begun {
+		it.begun = true
+		it.k, it.v = it.c.Seek(binary.BigEndian.AppendUint64(nil, it.from))
+		if it.k == nil || binary.BigEndian.Uint64(it.k) > it.from {
+			if pk, pv := it.c.Prev(); pk != nil {
+				it.k, it.v = pk, pv
+			}
+		}
+	} else {
+		it.k, it.v = it.c.Next()
+	}
+	if it.k == nil {
+		return false
+	}
+	n, w := binary.Uvarint(it.v)
+	if w <= 0 {
+		return false
+	}
+	it.seq, it.left, it.v = binary.BigEndian.Uint64(it.k), n, it.v[w:]
+	return true
+}

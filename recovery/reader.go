@@ -1,0 +1,127 @@
+package recovery
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/cdclog/cdclog/cdc"
+	"github.com/cdclog/cdclog/demangle"
+	"github.com/cdclog/cdclog/store"
+	"github.com/cdclog/cdclog/wal"
+	bolt "go.etcd.io/bbolt"
+)
+
+// Reader is a read-only view of a database, for inspection and offline
+// replay. It holds a shared lock and never writes: while a Processor holds
+// the database, OpenReader fails with ErrLocked after the lock timeout.
+type Reader struct {
+	db   *store.DB
+	cp   checkpoint
+	recv *demangle.Receiver
+}
+
+// OpenReader opens the database at path read-only.
+func OpenReader(path string, lockTimeout time.Duration) (*Reader, error) {
+	db, err := store.Open(path, store.Options{ReadOnly: true, LockTimeout: lockTimeout})
+	if err != nil {
+		return nil, err
+	}
+	r := &Reader{db: db}
+	err = db.View(func(tx *bolt.Tx) error {
+		cp, ok, err := loadCheckpoint(tx)
+		if !ok && err == nil {
+			cp = newCheckpoint(0)
+		}
+		r.cp = cp
+		return err
+	})
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// Close releases the database.
+func (r *Reader) Close() error { return r.db.Close() }
+
+// receiver rebuilds the receiver state from the WAL, once.
+func (r *Reader) receiver() (*demangle.Receiver, error) {
+	if r.recv != nil {
+		return r.recv, nil
+	}
+	err := r.db.View(func(tx *bolt.Tx) error {
+		recv, err := replayWAL(tx, &r.cp)
+		r.recv = recv
+		return err
+	})
+	return r.recv, err
+}
+
+// Status returns the state as of the last commit. It replays the pending
+// part of the WAL to say why the frontier is stuck.
+func (r *Reader) Status() (Status, error) {
+	recv, err := r.receiver()
+	if err != nil {
+		return Status{}, err
+	}
+	return buildStatus(r.db, &r.cp, captureReceiver(recv))
+}
+
+// Pending lists each pending time: its expected count, if known, and the
+// distinct updates held.
+func (r *Reader) Pending() ([]demangle.PendingTime, error) {
+	recv, err := r.receiver()
+	if err != nil {
+		return nil, err
+	}
+	return recv.Pending(), nil
+}
+
+// OutputEnd returns the sequence number after the last committed record.
+func (r *Reader) OutputEnd() uint64 { return r.cp.NextOutput }
+
+// Records calls fn for each committed output record from seq from on, in
+// order, until fn returns an error. Record data is only valid during fn.
+func (r *Reader) Records(from uint64, fn func(*Record) error) error {
+	var rec Record
+	return r.db.View(func(tx *bolt.Tx) error {
+		return scanOutput(tx, max(from, 1), func(seq uint64, m *cdc.Message) (bool, error) {
+			rec.Seq, rec.Msg = seq, *m
+			return true, fn(&rec)
+		})
+	})
+}
+
+// WALEntry is one logged message, as shown by inspect wal.
+type WALEntry struct {
+	Time    uint64
+	Arrival uint64
+	Pos     cdc.Pos
+	Msg     cdc.Message
+}
+
+// WAL calls fn for each logged message whose filing time lies in
+// [from, to], in key order (by time), until fn returns an error. Entry
+// data is only valid during fn.
+func (r *Reader) WAL(from, to uint64, fn func(*WALEntry) error) error {
+	var we WALEntry
+	return r.db.View(func(tx *bolt.Tx) error {
+		return wal.Scan(tx, from, func(e *wal.Entry) error {
+			if e.Time > to {
+				return nil
+			}
+			if _, err := cdc.ParseBinary(e.Body, &we.Msg); err != nil {
+				return fmt.Errorf("%w: WAL entry %d: %v", ErrCorrupt, e.Arrival, err)
+			}
+			we.Time, we.Arrival = e.Time, e.Arrival
+			we.Pos = cdc.Pos{Source: r.cp.sourceName(e.Source), Line: int64(e.Line), Offset: int64(e.Offset)}
+			return fn(&we)
+		})
+	})
+}
+
+// Quarantine calls fn for each quarantined message, oldest first.
+func (r *Reader) Quarantine(fn func(*QuarantineRecord) error) error {
+	return r.db.View(func(tx *bolt.Tx) error { return scanQuarantine(tx, fn) })
+}

@@ -1,0 +1,71 @@
+package recovery
+
+import (
+	"context"
+
+	"github.com/cdclog/cdclog/cdc"
+)
+
+// Request is one call's worth of messages for Submit.
+type Request struct {
+	// Msgs are the messages to push, in order; Pos, when not nil, gives
+	// each one's position (for errors, quarantine and the WAL).
+	Msgs []cdc.Message
+	Pos  []cdc.Pos
+	// Rejects is input the producer could not decode; it is counted
+	// (policy Skip) or stored (policy Quarantine) with this batch.
+	Rejects []Reject
+	// Cursor, when not empty, names a producer position committed in the
+	// same transaction as this request, with value CursorValue, read back
+	// with Processor.Cursor. It is not updated when the request fails.
+	Cursor      string
+	CursorValue []byte
+}
+
+// Reject is a message that was refused: where it was, its raw bytes and
+// why.
+type Reject struct {
+	Pos    cdc.Pos
+	Raw    []byte
+	Reason string
+}
+
+// Result says what became of a request's messages.
+type Result struct {
+	Accepted    int
+	Duplicates  int
+	Stale       int
+	Skipped     int
+	Quarantined int
+	// Applied is the number of messages processed; under policy Fail it
+	// stops at the first bad one, whose error the call returns.
+	Applied int
+	// Output is the number of output records the request released.
+	Output int
+}
+
+// Pending is a submitted request waiting for its commit.
+type Pending struct {
+	done chan struct{}
+	res  Result
+	err  error
+}
+
+// Wait blocks until the request is committed (or failed) or ctx ends. A
+// ctx error does not withdraw the request: it may still commit.
+func (w *Pending) Wait(ctx context.Context) (Result, error) {
+	select {
+	case <-w.done:
+		return w.res, w.err
+	case <-ctx.Done():
+		return Result{}, ctx.Err()
+	}
+}
+
+// Done is closed once the result is available.
+func (w *Pending) Done() <-chan struct{} { return w.done }
+
+func (w *Pending) finish(res Result, err error) {
+	w.res, w.err = res, err
+	close(w.done)
+}

@@ -1,0 +1,133 @@
+package recovery
+
+import (
+	"os"
+	"time"
+
+	"github.com/cdclog/cdclog/demangle"
+	"github.com/cdclog/cdclog/store"
+	"github.com/cdclog/cdclog/wal"
+	bolt "go.etcd.io/bbolt"
+)
+
+// receiverState is the receiver's part of a Status, captured at each batch
+// so that Status never touches the running receiver.
+type receiverState struct {
+	stuck          demangle.Stuck
+	pendingTimes   int
+	pendingUpdates int
+}
+
+func captureReceiver(r *demangle.Receiver) receiverState {
+	t, u := r.PendingSize()
+	return receiverState{stuck: r.Stuck(), pendingTimes: t, pendingUpdates: u}
+}
+
+// Status is a snapshot of a database's state: what `cdclog inspect status`
+// prints. The JSON field names are stable.
+type Status struct {
+	Path          string `json:"path"`
+	SchemaVersion uint64 `json:"schema_version"`
+	Created       string `json:"created"`
+	// Frontier: every time below it is complete and emitted. Complete is
+	// set when every time is (the frontier is then meaningless).
+	Frontier uint64 `json:"frontier"`
+	Complete bool   `json:"complete"`
+	// FirstIncompleteTime is the frontier when not Complete; Waiting says
+	// what it waits for: "progress" (no statement covers it) or
+	// "updates" (it holds HeldUpdates of ExpectedUpdates); Reason says it
+	// in words.
+	FirstIncompleteTime *uint64 `json:"first_incomplete_time"`
+	Waiting             string  `json:"waiting"`
+	ExpectedUpdates     *uint64 `json:"expected_updates"`
+	HeldUpdates         int     `json:"held_updates"`
+	Reason              string  `json:"reason"`
+
+	PendingTimes   int `json:"pending_times"`
+	PendingUpdates int `json:"pending_updates"`
+
+	AcceptedUpdates  uint64 `json:"accepted_updates"`
+	AcceptedProgress uint64 `json:"accepted_progress"`
+	Duplicates       uint64 `json:"duplicates"`
+	Stale            uint64 `json:"stale"`
+	Violations       uint64 `json:"violations"`
+	Skipped          uint64 `json:"skipped"`
+	Quarantined      uint64 `json:"quarantined"`
+
+	WAL WALStatus `json:"wal"`
+
+	OutputRecords  uint64 `json:"output_records"`
+	EmittedUpdates uint64 `json:"emitted_updates"`
+	EmittedTimes   uint64 `json:"emitted_times"`
+	// OutputFile is the exactly-once output file, if one was attached,
+	// and OutputFileBytes its committed size.
+	OutputFile      string `json:"output_file,omitempty"`
+	OutputFileBytes int64  `json:"output_file_bytes"`
+
+	LastCheckpoint string `json:"last_checkpoint"`
+	FileBytes      int64  `json:"file_bytes"`
+}
+
+// WALStatus describes the write-ahead log.
+type WALStatus struct {
+	Entries uint64 `json:"entries"`
+	Chunks  int    `json:"chunks"`
+	Bytes   int64  `json:"bytes"`
+	// MinTime and MaxTime bound the logged messages' times (nil when the
+	// log is empty); Floor is the frontier of the last gc, below which the
+	// log holds nothing.
+	MinTime *uint64 `json:"min_time"`
+	MaxTime *uint64 `json:"max_time"`
+	Floor   uint64  `json:"floor"`
+}
+
+func buildStatus(db *store.DB, cp *checkpoint, rs receiverState) (Status, error) {
+	s := Status{
+		Path: db.Path(), Frontier: cp.Frontier, Complete: cp.Done,
+		PendingTimes: rs.pendingTimes, PendingUpdates: rs.pendingUpdates,
+		AcceptedUpdates: cp.Stats.Updates, AcceptedProgress: cp.Stats.Progress,
+		Duplicates: cp.Stats.Duplicates, Stale: cp.Stats.Stale, Violations: cp.Stats.Violations,
+		Skipped: cp.Skipped, Quarantined: cp.Quarantined,
+		OutputRecords: cp.NextOutput - 1, EmittedUpdates: cp.Stats.EmittedUpdates, EmittedTimes: cp.Stats.EmittedTimes,
+		OutputFile: cp.Sink.Name, OutputFileBytes: cp.Sink.Size,
+		Reason: rs.stuck.String(),
+	}
+	if cp.Committed != 0 {
+		s.LastCheckpoint = time.Unix(0, cp.Committed).UTC().Format(time.RFC3339Nano)
+	}
+	st := rs.stuck
+	switch {
+	case st.Done:
+		s.Waiting = "nothing"
+	case !st.Covered:
+		t := st.Time
+		s.FirstIncompleteTime, s.Waiting = &t, "progress"
+	default:
+		t, e := st.Time, st.Expected
+		s.FirstIncompleteTime, s.Waiting, s.ExpectedUpdates, s.HeldUpdates = &t, "updates", &e, st.Held
+	}
+	err := db.View(func(tx *bolt.Tx) error {
+		s.SchemaVersion, s.Created = store.Schema(tx), store.Created(tx)
+		ws, err := wal.ReadStats(tx)
+		if err != nil {
+			return err
+		}
+		s.WAL = WALStatus{Entries: ws.Entries, Chunks: ws.Chunks, Bytes: ws.Bytes, Floor: cp.WALFloor}
+		if ws.Chunks > 0 {
+			s.WAL.MinTime, s.WAL.MaxTime = &ws.MinTime, &ws.MaxTime
+		}
+		return nil
+	})
+	if fi, ferr := os.Stat(db.Path()); ferr == nil {
+		s.FileBytes = fi.Size()
+	}
+	return s, err
+}
+
+// Status returns the state as of the last commit.
+func (p *Processor) Status() (Status, error) {
+	p.mu.Lock()
+	cp, rs := p.committed.clone(), p.status
+	p.mu.Unlock()
+	return buildStatus(p.db, &cp, rs)
+}
