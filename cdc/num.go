@@ -182,7 +182,7 @@ func (n num) asDiff(what string) (int64, error) {
 	case n.big || (n.neg && n.mag > 1<<63) || (!n.neg && n.mag > math.MaxInt64):
 		return 0, errorf("%s\"diff\" is outside the int64 range (%s)", what, n)
 	case n.neg:
-		return -int64(n.mag - 1) - 1, nil
+		return -int64(n.mag-1) - 1, nil
 	}
 	return int64(n.mag), nil
 }
