@@ -466,7 +466,7 @@ func (d *jsonDecoder) counts(cs []Count) ([]Count, error) {
 // countEntry reads {"time": t, "count": c}, entry k of "counts".
 func (d *jsonDecoder) countEntry(k int) (Count, error) {
 	if d.i >= len(d.b) || d.b[d.i] != '{' {
-		return Count{}, d.wrongType(fmt.Sprintf("%scounts[%d] ", inProgress, k), "", "an object")
+		return Count{}, d.wrongType(countElem(k), "", "an object")
 	}
 	d.i++
 	d.ws()
@@ -504,6 +504,9 @@ func (d *jsonDecoder) countEntry(k int) (Count, error) {
 	}
 	return f.c, f.check(k)
 }
+
+// countElem names entry k of "counts" as a value.
+func countElem(k int) string { return fmt.Sprintf("%scounts[%d] ", inProgress, k) }
 
 // countWhat names entry k of "counts" in an error.
 func countWhat(k int) string { return fmt.Sprintf("%scounts[%d]: ", inProgress, k) }
