@@ -1,0 +1,214 @@
+package cdc
+
+import "math"
+
+// The fast path of ParseJSON: the exact compact shapes that AppendJSON
+// writes (and the seed's progress shape), with no white space, fields in
+// AppendJSON's order and small plain integers. Anything else, including any
+// error, makes it give up and leave the line to parseJSONGeneral, which
+// must decode every line the fast path accepts to the same message
+// (FuzzParseJSON checks this).
+
+const (
+	fastUpdate   = `{"update":{"data":`
+	fastProgress = `{"progress":{"`
+	fastFinish   = `{"finish":{"time":`
+	fastTime     = `,"time":`
+	fastDiff     = `,"diff":`
+)
+
+// parseJSONFast decodes line into *m and returns true, or returns false
+// without touching *m.
+func parseJSONFast(line []byte, m *Message) bool {
+	if len(line) < 16 || line[0] != '{' || line[1] != '"' {
+		return false
+	}
+	switch line[2] {
+	case 'u':
+		return fastUpdateLine(line, m)
+	case 'p':
+		return fastProgressLine(line, m)
+	case 'f':
+		return fastFinishLine(line, m)
+	}
+	return false
+}
+
+// at reports whether b holds s at offset i.
+func at(b []byte, i int, s string) bool {
+	return len(b)-i >= len(s) && string(b[i:i+len(s)]) == s
+}
+
+// closes reports whether b[i:] is exactly s.
+func closes(b []byte, i int, s string) bool {
+	return len(b)-i == len(s) && string(b[i:]) == s
+}
+
+func fastUpdateLine(b []byte, m *Message) bool {
+	if !at(b, 0, fastUpdate) {
+		return false
+	}
+	i := len(fastUpdate)
+	end, ok := canonEnd(b, i, 0)
+	if !ok || !at(b, end, fastTime) {
+		return false
+	}
+	data := b[i:end:end]
+	t, i, ok := fastUint(b, end+len(fastTime))
+	if !ok || !at(b, i, fastDiff) {
+		return false
+	}
+	diff, i, ok := fastInt(b, i+len(fastDiff))
+	if !ok || diff == 0 || !closes(b, i, "}}") {
+		return false
+	}
+	*m = Message{Kind: KindUpdate, Update: Update{Data: data, Time: t, Diff: diff}}
+	return true
+}
+
+func fastFinishLine(b []byte, m *Message) bool {
+	if !at(b, 0, fastFinish) {
+		return false
+	}
+	t, i, ok := fastUint(b, len(fastFinish))
+	if !ok || !closes(b, i, "}}") {
+		return false
+	}
+	*m = Message{Kind: KindFinish, Finish: Finish{Time: t}}
+	return true
+}
+
+func fastProgressLine(b []byte, m *Message) bool {
+	if !at(b, 0, fastProgress) {
+		return false
+	}
+	i := len(fastProgress)
+	if at(b, i, `time":`) {
+		return fastSeedLine(b, i+len(`time":`), m)
+	}
+	if !at(b, i, `lower":`) {
+		return false
+	}
+	p := Progress{Unbounded: true}
+	var ok bool
+	if p.Lower, i, ok = fastUint(b, i+len(`lower":`)); !ok {
+		return false
+	}
+	if at(b, i, `,"upper":`) {
+		if p.Upper, i, ok = fastUint(b, i+len(`,"upper":`)); !ok || p.Upper <= p.Lower {
+			return false
+		}
+		p.Unbounded = false
+	}
+	if !at(b, i, `,"counts":[`) {
+		return false
+	}
+	if p.Counts, i, ok = fastCounts(b, i+len(`,"counts":[`), &p); !ok || !closes(b, i, "}}") {
+		return false
+	}
+	*m = Message{Kind: KindProgress, Progress: p}
+	return true
+}
+
+// fastCounts reads count entries up to and including the closing ']':
+// strictly increasing times inside p's range. Zero counts are dropped.
+func fastCounts(b []byte, i int, p *Progress) ([]Count, int, bool) {
+	if at(b, i, "]") {
+		return nil, i + 1, true
+	}
+	var stack [16]Count
+	cs := stack[:0]
+	for k := 0; ; k++ {
+		if !at(b, i, `{"time":`) {
+			return nil, i, false
+		}
+		var c Count
+		var ok bool
+		if c.Time, i, ok = fastUint(b, i+len(`{"time":`)); !ok || !p.Covers(c.Time) || !at(b, i, `,"count":`) {
+			return nil, i, false
+		}
+		if k > 0 && c.Time <= cs[len(cs)-1].Time {
+			return nil, i, false
+		}
+		if c.Count, i, ok = fastUint(b, i+len(`,"count":`)); !ok || c.Count == 0 {
+			return nil, i, false
+		}
+		cs = append(cs, c)
+		switch {
+		case at(b, i, "},"):
+			i += 2
+		case at(b, i, "}]"):
+			out := make([]Count, len(cs))
+			copy(out, cs)
+			return out, i + 2, true
+		default:
+			return nil, i, false
+		}
+	}
+}
+
+func fastSeedLine(b []byte, i int, m *Message) bool {
+	t, i, ok := fastUint(b, i)
+	if !ok || !at(b, i, `,"count":`) {
+		return false
+	}
+	c, i, ok := fastUint(b, i+len(`,"count":`))
+	if !ok || c == 0 || !closes(b, i, "}}") {
+		return false
+	}
+	p := Progress{Lower: t, Upper: t + 1, Counts: []Count{{Time: t, Count: c}}}
+	if t == MaxTime {
+		p.Upper, p.Unbounded = 0, true
+	}
+	*m = Message{Kind: KindProgress, Progress: p}
+	return true
+}
+
+// fastUint reads a plain unsigned integer of at most 20 digits that fits
+// in a uint64 at b[i]. A leading zero ends the number, so "07" fails on the
+// caller's next check, as it should.
+func fastUint(b []byte, i int) (uint64, int, bool) {
+	j := i
+	var v uint64
+	for j < len(b) && j-i < 19 && isDigit(b[j]) {
+		v = v*10 + uint64(b[j]-'0')
+		j++
+		if v == 0 {
+			return 0, j, true
+		}
+	}
+	if j == i {
+		return 0, j, false
+	}
+	if j < len(b) && isDigit(b[j]) { // a 20th digit
+		const maxDiv10, maxMod10 = math.MaxUint64 / 10, math.MaxUint64 % 10
+		d := uint64(b[j] - '0')
+		if v > maxDiv10 || (v == maxDiv10 && d > maxMod10) {
+			return 0, j, false
+		}
+		v = v*10 + d
+		j++
+		if j < len(b) && isDigit(b[j]) {
+			return 0, j, false
+		}
+	}
+	return v, j, true
+}
+
+// fastInt reads a plain signed integer that fits in an int64 at b[i].
+func fastInt(b []byte, i int) (int64, int, bool) {
+	neg := at(b, i, "-")
+	if neg {
+		i++
+	}
+	v, j, ok := fastUint(b, i)
+	switch {
+	case !ok:
+		return 0, j, false
+	case neg && v <= 1<<63:
+		return -int64(v-1) - 1, j, true
+	case !neg && v <= math.MaxInt64:
+		return int64(v), j, true
+	}
+	return 0, j, false
+}

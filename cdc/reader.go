@@ -1,0 +1,343 @@
+package cdc
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// MaxMessageSize is the largest message a Reader accepts: a JSON line
+// without its line end, or one msgpack message. A longer JSON line is
+// reported and skipped (the Reader discards it without holding it whole);
+// a longer msgpack message is a fatal error, since the stream cannot be
+// resynchronised after it. It also bounds every length inside a msgpack
+// message.
+const MaxMessageSize = 16 << 20
+
+// chunkSize is how much a Reader reads at a time.
+const chunkSize = 256 << 10
+
+// Reader reads messages from a stream in one Format, keeping track of
+// where each came from.
+//
+// Messages returned by Next stay valid forever: the Reader never reuses a
+// buffer whose bytes it has handed out (data may alias the chunk it was
+// read into). A consumer that keeps a few messages for a long time while
+// dropping their neighbours may copy Update.Data, so as not to pin whole
+// chunks in memory.
+type Reader struct {
+	r      io.Reader
+	format Format
+	source string
+	max    int // MaxMessageSize, lowered by tests
+
+	buf        []byte // the current chunk; buf[start:end] is read, not consumed
+	start, end int
+	scanned    int   // JSONL: buf[start:scanned] has no newline
+	eof        bool  // r is exhausted (rerr says why, if not io.EOF)
+	rerr       error // r's error other than io.EOF
+	empties    int   // consecutive empty reads
+	fatal      error // a Fatal DecodeError, returned from then on
+
+	// msgpack: the scan of a message whose end is not yet buffered;
+	// scanAt is relative to start, scanPending the values left.
+	scanAt, scanPending int
+
+	offset int64 // stream offset of buf[start]
+	line   int64 // lines consumed
+	began  bool  // past the start of the stream (no BOM to skip)
+
+	pos Pos
+	raw []byte
+}
+
+// NewReader returns a Reader of messages in format f from r; source names
+// r in positions (a file name, or "stdin").
+func NewReader(r io.Reader, f Format, source string) *Reader {
+	return &Reader{r: r, format: f, source: source, max: MaxMessageSize}
+}
+
+// Resume sets the counters for a stream that the caller has already
+// positioned at byte offset, after line lines. Call it before the first
+// Next. A stream resumed past its start is not checked for a BOM.
+func (r *Reader) Resume(offset, line int64) {
+	r.offset, r.line = offset, line
+	r.began = offset > 0
+}
+
+// Pos returns the position of the message that Next last returned or
+// rejected.
+func (r *Reader) Pos() Pos { return r.pos }
+
+// Raw returns the bytes of the message that Next last returned or rejected
+// (for JSON Lines without the line end), valid until the next call to
+// Next. It is nil after a line too long to hold.
+func (r *Reader) Raw() []byte { return r.raw }
+
+// Offset returns the byte offset just past the last message returned or
+// rejected (and past any blank lines before it): where to resume.
+func (r *Reader) Offset() int64 { return r.offset }
+
+// Line returns the number of lines consumed so far (JSON Lines only).
+func (r *Reader) Line() int64 { return r.line }
+
+// Next decodes the next message into *m. It returns io.EOF at the end of
+// the stream, an error of the underlying reader as is, or a *DecodeError
+// naming the position of a message it cannot decode. After a DecodeError
+// that is not Fatal, the next call goes on with the following message; a
+// Fatal one is returned again by every later call.
+func (r *Reader) Next(m *Message) error {
+	if r.fatal != nil {
+		return r.fatal
+	}
+	switch r.format {
+	case JSONL:
+		return r.nextJSONL(m)
+	case Msgpack:
+		return r.nextMsgpack(m)
+	}
+	return fmt.Errorf("cdc: reader for unknown format %v", r.format)
+}
+
+// fill reads once into the current chunk, first moving the unconsumed bytes
+// to a new chunk if this one is full. Bytes before start may be in use by
+// messages, so a chunk is never reused.
+func (r *Reader) fill() {
+	if r.end == len(r.buf) {
+		pending := r.end - r.start
+		size := max(chunkSize, min(2*pending, r.max+2))
+		nb := make([]byte, size)
+		copy(nb, r.buf[r.start:r.end])
+		r.scanned -= r.start
+		r.buf, r.start, r.end = nb, 0, pending
+	}
+	n, err := r.r.Read(r.buf[r.end:])
+	r.end += n
+	switch {
+	case err == io.EOF:
+		r.eof = true
+	case err != nil:
+		r.eof, r.rerr = true, err
+	case n == 0:
+		if r.empties++; r.empties >= 100 {
+			r.eof, r.rerr = true, io.ErrNoProgress
+		}
+	default:
+		r.empties = 0
+	}
+}
+
+// consume marks n more bytes as read.
+func (r *Reader) consume(n int) {
+	r.start += n
+	r.offset += int64(n)
+	r.scanned = max(r.scanned, r.start)
+}
+
+// atEnd returns what Next says when no bytes are left.
+func (r *Reader) atEnd() error {
+	if r.rerr != nil {
+		return r.rerr
+	}
+	return io.EOF
+}
+
+func (r *Reader) decodeError(pos Pos, fatal bool, format string, args ...any) error {
+	err := &DecodeError{Pos: pos, Reason: fmt.Sprintf(format, args...), Fatal: fatal}
+	if fatal {
+		r.fatal = err
+	}
+	return err
+}
+
+// limit describes the message size limit.
+func (r *Reader) limit() string {
+	if r.max%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", r.max>>20)
+	}
+	return fmt.Sprintf("%d-byte", r.max)
+}
+
+// JSON Lines.
+
+var bom = []byte("\xef\xbb\xbf")
+
+func (r *Reader) nextJSONL(m *Message) error {
+	if !r.began {
+		r.skipBOM()
+	}
+	for {
+		lineStart := r.offset
+		line, err := r.readLine()
+		if err != nil {
+			return err
+		}
+		r.pos = Pos{Source: r.source, Line: r.line, Offset: lineStart}
+		if line == nil {
+			r.raw = nil
+			return r.decodeError(r.pos, false, "line %d exceeds the %s message limit", r.line, r.limit())
+		}
+		if len(line) > 0 && line[len(line)-1] == '\r' {
+			line = line[:len(line)-1]
+		}
+		if skipWS(line, 0) == len(line) {
+			continue // a blank line
+		}
+		r.raw = line
+		if err := ParseJSON(line, m); err != nil {
+			return r.decodeError(r.pos, false, "%s", err)
+		}
+		return nil
+	}
+}
+
+// skipBOM drops a UTF-8 byte order mark at the start of the stream.
+func (r *Reader) skipBOM() {
+	for r.end-r.start < len(bom) && !r.eof {
+		r.fill()
+	}
+	if bytes.HasPrefix(r.buf[r.start:r.end], bom) {
+		r.consume(len(bom))
+	}
+	r.began = true
+}
+
+// readLine consumes the next line and returns it without its '\n'. It
+// returns a nil line for a line longer than the limit, which it discards.
+func (r *Reader) readLine() ([]byte, error) {
+	for {
+		if i := bytes.IndexByte(r.buf[r.scanned:r.end], '\n'); i >= 0 {
+			nl := r.scanned + i
+			line := r.buf[r.start:nl:nl]
+			r.consume(nl + 1 - r.start)
+			r.line++
+			return r.limitLine(line), nil
+		}
+		r.scanned = r.end
+		if r.end-r.start > r.max+1 {
+			return nil, r.discardLine()
+		}
+		if r.eof {
+			if r.rerr != nil || r.start == r.end {
+				return nil, r.atEnd()
+			}
+			line := r.buf[r.start:r.end:r.end]
+			r.consume(r.end - r.start)
+			r.line++
+			return r.limitLine(line), nil
+		}
+		r.fill()
+	}
+}
+
+// limitLine returns line, or nil if it is longer than the limit (not
+// counting a final '\r').
+func (r *Reader) limitLine(line []byte) []byte {
+	if len(line) > r.max && (len(line) > r.max+1 || line[len(line)-1] != '\r') {
+		return nil
+	}
+	return line
+}
+
+// discardLine drops the rest of an overlong line, up to and including its
+// '\n', without keeping it.
+func (r *Reader) discardLine() error {
+	for {
+		if i := bytes.IndexByte(r.buf[r.start:r.end], '\n'); i >= 0 {
+			r.consume(i + 1)
+			r.line++
+			return nil
+		}
+		r.consume(r.end - r.start)
+		if r.eof {
+			if r.rerr != nil {
+				return r.rerr
+			}
+			r.line++
+			return nil
+		}
+		r.fill()
+	}
+}
+
+// msgpack.
+
+func (r *Reader) nextMsgpack(m *Message) error {
+	for {
+		b := r.buf[r.start:r.end]
+		if len(b) > 0 {
+			if done, err := r.tryMsgpack(b, m); done {
+				return err
+			}
+		}
+		// The message is not wholly buffered yet.
+		switch {
+		case len(b) == 0 && r.eof:
+			return r.atEnd()
+		case r.eof && r.rerr != nil:
+			return r.rerr
+		case r.eof:
+			r.pos, r.raw = r.msgPos(), b
+			return r.decodeError(r.pos, true, "truncated msgpack message at byte %d", r.offset)
+		case len(b) >= r.max:
+			r.pos, r.raw = r.msgPos(), nil
+			return r.decodeError(r.pos, true, "msgpack message at byte %d exceeds the %s message limit", r.offset, r.limit())
+		}
+		r.fill()
+	}
+}
+
+func (r *Reader) msgPos() Pos { return Pos{Source: r.source, Offset: r.offset} }
+
+// tryMsgpack decodes the message at the front of b. It returns done and
+// the result of Next, or false when b holds only part of the message.
+func (r *Reader) tryMsgpack(b []byte, m *Message) (done bool, err error) {
+	var perr error
+	if r.scanPending == 0 {
+		n, err := ParseMsgpack(b, m)
+		if err == nil {
+			return true, r.acceptMsgpack(b, n, nil)
+		}
+		perr = err
+		r.scanAt, r.scanPending = 0, 1
+	}
+	// Find the message's extent, resuming an earlier scan: a message that
+	// arrives in many small reads is scanned once, not once per read.
+	at, pending, err := mpSkip(b, r.scanAt, r.scanPending)
+	r.scanAt, r.scanPending = at, pending
+	switch {
+	case isTruncated(err):
+		return false, nil
+	case err != nil: // not msgpack: there is no telling where the next message starts
+		r.scanPending = 0
+		r.pos, r.raw = r.msgPos(), nil
+		return true, r.decodeError(r.pos, true, "%s", err)
+	}
+	if perr == nil || isTruncated(perr) {
+		_, perr = ParseMsgpack(b[:at], m)
+	}
+	return true, r.acceptMsgpack(b, at, perr)
+}
+
+// acceptMsgpack consumes the message b[:n], whose decoding gave err.
+func (r *Reader) acceptMsgpack(b []byte, n int, err error) error {
+	r.scanPending = 0
+	r.pos, r.raw = r.msgPos(), b[:n:n]
+	if n > r.max {
+		return r.decodeError(r.pos, true, "msgpack message at byte %d exceeds the %s message limit", r.offset, r.limit())
+	}
+	r.consume(n)
+	if err != nil {
+		// A truncation cannot happen here, the extent being complete.
+		return r.decodeError(r.pos, isTruncated(err), "%s", err)
+	}
+	return nil
+}
+
+// IsFatal reports whether err is a *DecodeError after which a Reader
+// cannot go on.
+func IsFatal(err error) bool {
+	var de *DecodeError
+	return errors.As(err, &de) && de.Fatal
+}
