@@ -40,25 +40,29 @@ func TestVerifyCatchesADifferenceInTheStoredOutput(t *testing.T) {
 	p.Close()
 	// Tamper with the output log: drop its only chunk and write a chunk
 	// with the first record altered.
+	var wantDiff uint64
 	db, _ := store.Open(path, store.Options{})
 	db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(store.BucketOutput)
 		k, v := b.Cursor().First()
 		var c outputChunk
 		c.first = binary.BigEndian.Uint64(k)
+		altered := uint64(0)
 		scanChunkForTest(v, func(m cdc.Message) {
-			if c.n == 0 && m.Kind == cdc.KindUpdate {
+			if altered == 0 && m.Kind == cdc.KindUpdate {
 				m.Update.Diff = -m.Update.Diff
+				altered = c.first + uint64(c.n)
 			}
 			c.add(&m)
 		})
+		wantDiff = altered
 		return b.Put(k, c.value())
 	})
 	db.Close()
 	r, _ := OpenReader(path, 0)
 	defer r.Close()
 	res, err := r.Verify()
-	if err != nil || res.Match || res.FirstDiff != 1 {
+	if err != nil || res.Match || res.FirstDiff != wantDiff || wantDiff == 0 {
 		t.Fatalf("verify on tampered output: %+v, %v", res, err)
 	}
 }
