@@ -85,7 +85,7 @@ func jsonObject(data []byte) (map[string]json.RawMessage, error) {
 	if err := json.Unmarshal(data, &obj); err != nil {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
-			return nil, fmt.Errorf("is not valid JSON: %v (at byte %d)", se, se.Offset)
+			return nil, fmt.Errorf("is not valid JSON: %v (column %d)", se, se.Offset)
 		}
 		return nil, fmt.Errorf("is not valid JSON: %v", err)
 	}

@@ -65,10 +65,10 @@ func TestRecordKeyErrors(t *testing.T) {
 		{`[1,2]`, `record is not a JSON object`},
 		{`null`, `record is not a JSON object`},
 		{`"meta"`, `record is not a JSON object`},
-		{`{"meta":`, `record is not valid JSON: unexpected end of JSON input (at byte 8)`},
-		{`{"meta":x}`, `record is not valid JSON: invalid character 'x' looking for beginning of value (at byte 9)`},
-		{`{"a":1} {"b":2}`, `record is not valid JSON: invalid character '{' after top-level value (at byte 9)`},
-		{``, `record is not valid JSON: unexpected end of JSON input (at byte 0)`},
+		{`{"meta":`, `record is not valid JSON: unexpected end of JSON input (column 8)`},
+		{`{"meta":x}`, `record is not valid JSON: invalid character 'x' looking for beginning of value (column 9)`},
+		{`{"a":1} {"b":2}`, `record is not valid JSON: invalid character '{' after top-level value (column 9)`},
+		{``, `record is not valid JSON: unexpected end of JSON input (column 0)`},
 	}
 	for _, tt := range tests {
 		_, err := RecordKey([]byte(tt.record))
