@@ -44,5 +44,7 @@ Exit codes: 0 success, 1 runtime failure, 2 usage error, 3 protocol violation.`,
 // commands lists every subcommand in the order of SPEC section 5; each is
 // defined in its own file.
 func commands() []*cli.Command {
-	return []*cli.Command{}
+	return []*cli.Command{
+		mergeCommand(),
+	}
 }

@@ -1,0 +1,132 @@
+package ordering
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// MaxLineSize is the longest record a JSONLReader accepts: 16 MiB, not
+// counting the line terminator.
+const MaxLineSize = 16 << 20
+
+// tooLongPrefix is how much of an over-long line a LineError keeps in Raw.
+const tooLongPrefix = 1 << 10
+
+// readBufferSize is the bufio buffer; longer lines are assembled apart.
+const readBufferSize = 64 << 10
+
+var bom = []byte("\xEF\xBB\xBF")
+
+// A JSONLReader reads one shard's records from JSON Lines: one JSON object
+// per line, keyed as RecordKey says. It is a Source for Merge.
+//
+// Lines end in LF or CRLF; the last may lack its terminator. A UTF-8 byte
+// order mark before the first line is dropped. Blank lines (only spaces,
+// tabs or CR) are skipped, but counted in line numbers. A record is
+// returned as its line's bytes exactly, less the terminator (and the byte
+// order mark); lines up to MaxLineSize bytes are accepted.
+type JSONLReader struct {
+	r    *bufio.Reader
+	name string
+	line int64  // number of the line last read
+	long []byte // assembles lines longer than r's buffer
+	err  error  // sticky read error
+}
+
+// NewJSONLReader reads records from r; name (a file name) is used in errors.
+func NewJSONLReader(r io.Reader, name string) *JSONLReader {
+	return &JSONLReader{r: bufio.NewReaderSize(r, readBufferSize), name: name}
+}
+
+// Next returns the next record and its key. The record's bytes are valid
+// until the next call to Next. At the end of input it returns io.EOF.
+//
+// A line that is not a usable record gives a *LineError naming the source
+// and line, and Next can be called again to go on with the following line.
+// Any other error (a failed read) is final and returned by every later call.
+func (j *JSONLReader) Next() (Key, []byte, error) {
+	for {
+		line, tooLong, err := j.readLine()
+		if err != nil {
+			return Key{}, nil, err
+		}
+		if tooLong {
+			return Key{}, nil, &LineError{Source: j.name, Line: j.line, Raw: line,
+				Err: fmt.Errorf("%w: more than %d bytes", ErrLineTooLong, MaxLineSize)}
+		}
+		if j.line == 1 {
+			line = bytes.TrimPrefix(line, bom)
+		}
+		if len(bytes.Trim(line, " \t\r")) == 0 {
+			continue
+		}
+		key, err := RecordKey(line)
+		if err != nil {
+			return Key{}, nil, &LineError{Source: j.name, Line: j.line, Raw: line, Err: err}
+		}
+		return key, line, nil
+	}
+}
+
+// Line returns the number of the line last read: that of the record or
+// LineError Next returned last.
+func (j *JSONLReader) Line() int64 { return j.line }
+
+// readLine returns the next line without its terminator. For a line longer
+// than MaxLineSize it consumes the whole line, returns its first bytes and
+// sets tooLong.
+func (j *JSONLReader) readLine() (line []byte, tooLong bool, err error) {
+	if j.err != nil {
+		return nil, false, j.err
+	}
+	line, err = j.r.ReadSlice('\n')
+	if errors.Is(err, bufio.ErrBufferFull) {
+		line, tooLong, err = j.readLong(line)
+	}
+	if err != nil && !(errors.Is(err, io.EOF) && len(line) > 0) {
+		if !errors.Is(err, io.EOF) {
+			err = fmt.Errorf("reading %s after line %d: %w", j.name, j.line, err)
+		}
+		j.err = err
+		return nil, false, err
+	}
+	j.line++
+	if !tooLong {
+		line = bytes.TrimSuffix(line, []byte("\n"))
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		tooLong = len(line) > MaxLineSize
+	}
+	if tooLong {
+		line = line[:min(len(line), tooLongPrefix)]
+	}
+	return line, tooLong, nil
+}
+
+// readLong assembles a line that does not fit the read buffer, starting
+// with frag. Once the line is certainly too long it stops keeping bytes and
+// skips to the end of the line.
+func (j *JSONLReader) readLong(frag []byte) (line []byte, tooLong bool, err error) {
+	const limit = MaxLineSize + len("\r\n")
+	j.long = append(j.long[:0], frag...)
+	for {
+		frag, err = j.r.ReadSlice('\n')
+		if !tooLong && len(j.long)+len(frag) > limit {
+			tooLong = true
+			j.long = j.long[:min(len(j.long), tooLongPrefix)]
+		}
+		if !tooLong {
+			j.long = append(j.long, frag...)
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			break
+		}
+	}
+	line = j.long
+	if cap(j.long) > 4*readBufferSize {
+		j.long = nil // the caller's slice keeps it alive; we need not
+	}
+	return line, tooLong, err
+}
