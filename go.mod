@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/urfave/cli/v2 v2.27.7
 	golang.org/x/term v0.48.0
+	pgregory.net/rapid v1.3.0
 )
 
 require (

@@ -30,4 +30,10 @@
 // in ten has no finish of its own, so the next finish closes several times.
 // The last time always gets its finish.
 //
+// # Mangle
+//
+// Mangle duplicates and reorders any stream (CDC or naive) as an
+// at-least-once transport would: every message appears 1 to MaxCopies
+// times, each copy held back by at most MaxDelay messages, so memory stays
+// bounded by (MaxDelay+1)*MaxCopies held copies.
 package streamgen
