@@ -36,4 +36,13 @@
 // at-least-once transport would: every message appears 1 to MaxCopies
 // times, each copy held back by at most MaxDelay messages, so memory stays
 // bounded by (MaxDelay+1)*MaxCopies held copies.
+//
+// # Convert
+//
+// Converter turns a naive stream into a CDC stream: it consolidates per
+// (data, time), drops zero sums, and turns each finish into the finished
+// times' updates followed by one progress statement covering every time
+// since the previous finish. Errors carry the position of the offending
+// message. Updates that no finish closes are emitted by Flush, without
+// progress, and counted so that the caller can warn.
 package streamgen
