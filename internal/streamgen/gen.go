@@ -97,6 +97,7 @@ type GenOptions struct {
 	Start uint64
 	// Keys is the number of distinct data values; zero means DefaultKeys.
 	Keys int
+	// Kind selects a CDC or a naive stream.
 	Kind Kind
 	// Shape varies how times are closed.
 	Shape Shape

@@ -84,6 +84,22 @@ func TestMangleKeepsEveryMessageWithinItsWindow(t *testing.T) {
 	})
 }
 
+// TestMangleHoldsAtMostTheWindow drives the mangler directly: after each
+// release, no more than MaxDelay*MaxCopies copies are held.
+func TestMangleHoldsAtMostTheWindow(t *testing.T) {
+	opts := MangleOptions{Seed: 2, MaxDelay: 7, MaxCopies: 4}
+	m := &mangler{opts: opts, rng: newRNG(opts.Seed, streamMangle)}
+	most := 0
+	for pos := range 50_000 {
+		m.hold(cdc.NewFinish(uint64(pos)), pos)
+		m.release(pos, func(cdc.Message) bool { return true })
+		most = max(most, m.held.Len())
+	}
+	if most > opts.MaxDelay*opts.MaxCopies {
+		t.Fatalf("held %d copies, bound %d", most, opts.MaxDelay*opts.MaxCopies)
+	}
+}
+
 func TestMangleStopsWhenTheConsumerStops(t *testing.T) {
 	read, n := 0, 0
 	for range Mangle(numbered(1_000_000, &read), defaultMangle(1)) {
