@@ -1,0 +1,81 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/cdclog/cdclog/cdc"
+)
+
+// batchSize is the number of messages decoded per batch handed from the
+// decoding goroutine to the receiver's.
+const batchSize = 4096
+
+// inputBatch is a run of decoded messages with their positions, the input
+// rejected along the way, and where the input stands after them.
+type inputBatch struct {
+	msgs    []cdc.Message
+	pos     []cdc.Pos
+	rejects []*cdc.DecodeError
+	raws    [][]byte // raw bytes of each reject, for quarantine
+	offset  int64    // input offset just past the batch
+	line    int64    // lines consumed after the batch
+	// err is a decode error that stops the input (policy fail, or a fatal
+	// one) or a read error; the batch's messages before it are good.
+	err error
+}
+
+// readBatches decodes r into batches sent on out, applying policy to
+// decode errors: fail stops at the first, skip and quarantine collect them
+// in the batch and go on (a fatal error always stops). It closes out at the
+// end; stop aborts it early.
+func readBatches(r *cdc.Reader, policy cdc.ErrorPolicy, out chan<- *inputBatch, stop <-chan struct{}) {
+	defer close(out)
+	for {
+		b := &inputBatch{msgs: make([]cdc.Message, 0, batchSize), pos: make([]cdc.Pos, 0, batchSize)}
+		var err error
+		for len(b.msgs) < batchSize {
+			b.msgs = b.msgs[:len(b.msgs)+1]
+			err = r.Next(&b.msgs[len(b.msgs)-1])
+			if err == nil {
+				b.pos = append(b.pos, r.Pos())
+				continue
+			}
+			b.msgs = b.msgs[:len(b.msgs)-1]
+			var de *cdc.DecodeError
+			if errors.As(err, &de) && !de.Fatal && policy != cdc.Fail {
+				b.rejects = append(b.rejects, de)
+				b.raws = append(b.raws, append([]byte(nil), r.Raw()...))
+				err = nil
+				continue
+			}
+			break
+		}
+		b.offset, b.line = r.Offset(), r.Line()
+		if err != nil && err != io.EOF {
+			b.err = err
+		}
+		select {
+		case out <- b:
+		case <-stop:
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// openInput opens a named input; "-" or "" is stdin.
+func openInput(e *env, name string) (io.Reader, string, func(), error) {
+	if name == "" || name == "-" {
+		return e.stdin, "stdin", func() {}, nil
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, name, nil, withCode(exitFailure, fmt.Errorf("open input: %w", err))
+	}
+	return f, name, func() { f.Close() }, nil
+}
