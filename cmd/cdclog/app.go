@@ -46,6 +46,7 @@ Exit codes: 0 success, 1 runtime failure, 2 usage error, 3 protocol violation.`,
 func commands() []*cli.Command {
 	return []*cli.Command{
 		demangleCommand(),
+		ingestCommand(),
 		mergeCommand(),
 	}
 }
