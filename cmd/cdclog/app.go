@@ -34,8 +34,12 @@ Exit codes: 0 success, 1 runtime failure, 2 usage error, 3 protocol violation.`,
 			return usageError("%v", err)
 		},
 		Before: func(c *cli.Context) error {
-			return setupGlobals(c)
+			if err := setupGlobals(c); err != nil {
+				return err
+			}
+			return startProfile(c)
 		},
+		After: stopProfile,
 		Commands: commands(),
 	}
 	return app

@@ -35,6 +35,7 @@ func globalFlags() []cli.Flag {
 		&cli.StringFlag{Name: "out-format", Usage: "output format only (overrides --format)"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress display and no informational logs"},
 		&cli.StringFlag{Name: "log-level", Value: "info", Usage: "stderr log level: debug, info, warn or error"},
+		&cli.StringFlag{Name: "cpuprofile", Hidden: true, Usage: "write a CPU profile to `FILE` (for performance work)"},
 	}
 }
 
