@@ -1,7 +1,9 @@
 package demangle
 
 import (
+	"bytes"
 	"encoding/binary"
+	"io"
 	"testing"
 
 	"github.com/cdclog/cdclog/cdc"
@@ -120,4 +122,36 @@ func checkCleanT(t *testing.T, out []cdc.Message) {
 			f, done, last, held = m.Progress.Upper, m.Progress.Unbounded, nil, 0
 		}
 	}
+}
+
+// FuzzDecodeAndPush decodes fuzz input as JSON Lines (and as msgpack) and
+// pushes every message into a receiver: no input may panic, a rejected
+// message must leave the state unchanged, and the output must be clean.
+func FuzzDecodeAndPush(f *testing.F) {
+	f.Add([]byte("{\"update\":{\"data\":\"a\",\"time\":1,\"diff\":1}}\n{\"progress\":{\"lower\":0,\"upper\":2,\"counts\":[{\"time\":1,\"count\":1}]}}\n"))
+	f.Add([]byte("{\"progress\":{\"time\":0,\"count\":0}}\n{\"update\":{\"data\":{\"b\":1,\"a\":[2]},\"time\":0,\"diff\":-3}}\n"))
+	f.Add([]byte("{\"progress\":{\"lower\":[3],\"upper\":[],\"counts\":[]}}\n{\"update\":{\"data\":null,\"time\":9,\"diff\":1}}\n"))
+	f.Add([]byte("{\"update\":{\"data\":\"a\",\"time\":1,\"diff\":1}}\n{\"update\":{\"data\":\"a\",\"time\":1,\"diff\":2}}\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for _, format := range []cdc.Format{cdc.JSONL, cdc.Msgpack} {
+			r := cdc.NewReader(bytes.NewReader(b), format, "fuzz")
+			recv := New(0)
+			var out []cdc.Message
+			var m cdc.Message
+			for i := 0; i < 10000; i++ {
+				err := r.Next(&m)
+				if err == io.EOF || cdc.IsFatal(err) {
+					break
+				}
+				if err != nil {
+					continue
+				}
+				n := len(out)
+				if out, _, err = recv.Push(out, &m, r.Pos()); err != nil && len(out) != n {
+					t.Fatalf("rejected %v released output", m)
+				}
+			}
+			checkCleanT(t, out)
+		}
+	})
 }
