@@ -88,10 +88,15 @@ func runIngest(c *cli.Context) error {
 	}
 	in := &ingester{e: e, p: p, policy: policy, started: time.Now()}
 	runErr := in.run(c.Context, c.Args().Slice())
+	st, stErr := p.Status()
 	if err := p.Close(); err != nil && runErr == nil {
 		runErr = withCode(exitFailure, err)
 	}
 	in.report(c.String("db"))
+	if stErr == nil {
+		e.log.Info("database state", "frontier", st.Frontier, "complete", st.Complete, "stuck", st.Reason,
+			"pending_updates", st.PendingUpdates, "wal_entries", st.WAL.Entries, "wal_bytes", st.WAL.Bytes, "file_bytes", st.FileBytes)
+	}
 	return runErr
 }
 
