@@ -39,7 +39,7 @@ Exit codes: 0 success, 1 runtime failure, 2 usage error, 3 protocol violation.`,
 			}
 			return startProfile(c)
 		},
-		After: stopProfile,
+		After:    stopProfile,
 		Commands: commands(),
 	}
 	return app
