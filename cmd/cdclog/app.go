@@ -49,6 +49,8 @@ Exit codes: 0 success, 1 runtime failure, 2 usage error, 3 protocol violation.`,
 // defined in its own file.
 func commands() []*cli.Command {
 	return []*cli.Command{
+		genCommand(),
+		mangleCommand(),
 		demangleCommand(),
 		ingestCommand(),
 		mergeCommand(),
