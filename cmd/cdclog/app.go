@@ -51,6 +51,7 @@ func commands() []*cli.Command {
 	return []*cli.Command{
 		genCommand(),
 		mangleCommand(),
+		convertCommand(),
 		demangleCommand(),
 		ingestCommand(),
 		mergeCommand(),

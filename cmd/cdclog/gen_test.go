@@ -111,7 +111,7 @@ func TestGenUsageErrors(t *testing.T) {
 }
 
 func TestStreamCommandsHelpShowsExamples(t *testing.T) {
-	for _, cmd := range []string{"gen", "mangle"} {
+	for _, cmd := range []string{"gen", "mangle", "convert"} {
 		out := mustRun(t, "", cmd, "--help")
 		if !strings.Contains(out, "Examples:") || !strings.Contains(out, "cdclog "+cmd) {
 			t.Errorf("%s --help has no usage example:\n%s", cmd, out)
