@@ -49,6 +49,9 @@ Exit codes: 0 success, 1 runtime failure, 2 usage error, 3 protocol violation.`,
 // defined in its own file.
 func commands() []*cli.Command {
 	return []*cli.Command{
+		genCommand(),
+		mangleCommand(),
+		convertCommand(),
 		demangleCommand(),
 		ingestCommand(),
 		mergeCommand(),

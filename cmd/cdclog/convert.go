@@ -1,0 +1,107 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/cdclog/cdclog/cdc"
+	"github.com/cdclog/cdclog/internal/streamgen"
+	"github.com/urfave/cli/v2"
+)
+
+func convertCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "convert",
+		Usage:     "turn a naive stream (updates and finish messages) into a CDC stream",
+		UsageText: "cdclog convert [FILE]",
+		Description: `Reads a naive stream (FILE, or stdin when FILE is absent or "-"): updates, and
+{"finish":{"time":T}} messages saying that every time up to T is over. Writes
+the CDC stream to stdout: the diffs of each (data, time) are summed and sums of
+zero dropped; each finish writes the finished times' updates (by time, then
+data) and one progress statement covering every time since the previous
+finish (from 0 for the first).
+
+Stops with exit code 1, naming file and line: malformed input, a progress
+statement (the input is already a CDC stream), an update or finish at a time
+an earlier finish closed (naming that finish too), a sum of diffs beyond 64
+bits. What was converted before is written.
+
+Updates of times that no finish closes are written at the end without
+progress, with a warning on stderr: a receiver will never see those times
+complete.
+
+Examples:
+   cdclog gen --kind naive | cdclog convert | cdclog demangle
+   cdclog convert naive.jsonl > cdc.jsonl
+   cdclog --in-format msgpack convert naive.mp > cdc.jsonl`,
+		HideHelpCommand: true,
+		OnUsageError:    commandUsageError("convert"),
+		Action:          runConvert,
+	}
+}
+
+func runConvert(c *cli.Context) error {
+	if c.NArg() > 1 {
+		return usageError("convert takes at most one FILE, got %d", c.NArg())
+	}
+	e := getEnv(c)
+	in, name, closeIn, err := openInput(e, c.Args().First())
+	if err != nil {
+		return err
+	}
+	defer closeIn()
+	var conv streamgen.Converter
+	w := cdc.NewWriter(e.stdout, e.outFormat)
+	runErr := convertAll(&conv, cdc.NewReader(in, e.inFormat, name), w)
+	if runErr == nil {
+		runErr = flushConverter(e, &conv, w)
+	}
+	if err := w.Flush(); err != nil && runErr == nil {
+		runErr = withCode(exitFailure, fmt.Errorf("write output: %w", err))
+	}
+	s := conv.Stats()
+	e.log.Info("convert finished", "updates_in", s.UpdatesIn, "finishes", s.Finishes, "updates_out", s.UpdatesOut)
+	return runErr
+}
+
+// convertAll pushes every message of r through conv, writing what it
+// completes, until the end of r or the first error.
+func convertAll(conv *streamgen.Converter, r *cdc.Reader, w *cdc.Writer) error {
+	for {
+		var m cdc.Message
+		if err := r.Next(&m); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return withCode(exitFailure, err)
+		}
+		out, err := conv.Push(m, r.Pos())
+		if err != nil {
+			return withCode(exitFailure, err)
+		}
+		if err := writeAll(w, out); err != nil {
+			return err
+		}
+	}
+}
+
+// flushConverter writes the updates that no finish closed, warning about
+// them.
+func flushConverter(e *env, conv *streamgen.Converter, w *cdc.Writer) error {
+	rest, unfinished := conv.Flush()
+	if unfinished > 0 {
+		e.log.Warn("input ended before a finish for every time it touched: updates written without progress",
+			"updates", unfinished, "from_time", rest[0].Update.Time)
+	}
+	return writeAll(w, rest)
+}
+
+func writeAll(w *cdc.Writer, msgs []cdc.Message) error {
+	for i := range msgs {
+		if err := w.Write(&msgs[i]); err != nil {
+			return withCode(exitFailure, fmt.Errorf("write output: %w", err))
+		}
+	}
+	return nil
+}

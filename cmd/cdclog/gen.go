@@ -1,0 +1,114 @@
+package main
+
+import (
+	"fmt"
+	"iter"
+
+	"github.com/cdclog/cdclog/cdc"
+	"github.com/cdclog/cdclog/internal/streamgen"
+	"github.com/urfave/cli/v2"
+)
+
+// defaultGenTimes is gen's --times: enough for a demonstration, finite so
+// that a plain `cdclog gen` ends.
+const defaultGenTimes = 100
+
+func genCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "gen",
+		Usage:     "write a deterministic example stream to stdout",
+		UsageText: "cdclog gen [--kind cdc|naive] [--seed N] [--times N] [--keys N] [--start T] [--shape mixed|simple]",
+		Description: `Writes an example stream, the same for the same flags on every machine and in
+every release.
+
+--kind cdc (the default) writes a consolidated CDC stream in time order: for
+each time, the updates of the keys that change (each key independently: no
+change 70% of the time, ±1 20%, ±2 10%), then a progress statement for the
+time. Keys are JSON data: "key-<i>", and {"id":<i>,"name":"k<i>"} for every
+fifth key. With --shape mixed (the default) one statement in ten closes 2 to 4
+times at once, and one in sixteen is followed by a statement restating the
+last few times, as a re-batching producer would; --shape simple gives each
+time a statement of its own.
+
+--kind naive writes the input of 'cdclog convert': updates at the current time
+(a key may change several times within a time) and finish messages. With
+--shape mixed one time in ten has no finish of its own, so the next finish
+closes both.
+
+--times 0 writes forever (until the reader goes away).
+
+Examples:
+   cdclog gen --times 1000 | cdclog mangle | cdclog demangle
+   cdclog gen --kind naive --seed 7 | cdclog convert
+   cdclog --out-format msgpack gen --keys 1000 --times 0 | head -c 1M > sample.mp`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "kind", Value: streamgen.CDC.String(), Usage: "`KIND` of stream: cdc or naive"},
+			&cli.Int64Flag{Name: "seed", Usage: "`N` selects the stream"},
+			&cli.Uint64Flag{Name: "times", Value: defaultGenTimes, Usage: "how many consecutive times, `N`; 0 means forever"},
+			&cli.Uint64Flag{Name: "start", Usage: "first time `T`"},
+			&cli.IntFlag{Name: "keys", Value: streamgen.DefaultKeys, Usage: "number of distinct data values, `N`"},
+			&cli.StringFlag{Name: "shape", Value: streamgen.Mixed.String(), Usage: "`SHAPE` of the progress (or finish) messages: mixed or simple"},
+		},
+		HideHelpCommand: true,
+		OnUsageError:    commandUsageError("gen"),
+		Action:          runGen,
+	}
+}
+
+func runGen(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return usageError("gen takes no arguments, got %q", c.Args().First())
+	}
+	opts, err := genOptions(c)
+	if err != nil {
+		return err
+	}
+	e := getEnv(c)
+	n, err := writeStream(e, streamgen.Gen(opts))
+	e.log.Debug("gen finished", "messages", n)
+	return err
+}
+
+// genOptions reads and checks gen's flags.
+func genOptions(c *cli.Context) (streamgen.GenOptions, error) {
+	o := streamgen.GenOptions{
+		Seed:  c.Int64("seed"),
+		Times: c.Uint64("times"),
+		Start: c.Uint64("start"),
+		Keys:  c.Int("keys"),
+	}
+	var err error
+	if o.Kind, err = streamgen.ParseKind(c.String("kind")); err != nil {
+		return o, usageError("gen: --kind: %v", err)
+	}
+	if o.Shape, err = streamgen.ParseShape(c.String("shape")); err != nil {
+		return o, usageError("gen: --shape: %v", err)
+	}
+	if o.Keys < 1 || o.Keys > streamgen.MaxKeys {
+		return o, usageError("gen: --keys must be between 1 and %d, got %d", streamgen.MaxKeys, o.Keys)
+	}
+	if o.Start == cdc.MaxTime {
+		return o, usageError("gen: --start must be below %d", uint64(cdc.MaxTime))
+	}
+	if err := o.Validate(); err != nil {
+		return o, usageError("gen: %v", err)
+	}
+	return o, nil
+}
+
+// writeStream writes every message of seq to stdout in the output format
+// and returns how many it wrote.
+func writeStream(e *env, seq iter.Seq[cdc.Message]) (uint64, error) {
+	w := cdc.NewWriter(e.stdout, e.outFormat)
+	var n uint64
+	for m := range seq {
+		if err := w.Write(&m); err != nil {
+			return n, withCode(exitFailure, fmt.Errorf("write output: %w", err))
+		}
+		n++
+	}
+	if err := w.Flush(); err != nil {
+		return n, withCode(exitFailure, fmt.Errorf("write output: %w", err))
+	}
+	return n, nil
+}
