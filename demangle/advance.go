@@ -20,7 +20,7 @@ func (r *Receiver) advance(out []cdc.Message) []cdc.Message {
 		if !ok {
 			break
 		}
-		if ts := r.times[r.frontier]; ts != nil && ts.hasCount {
+		if ts := r.times.get(r.frontier); ts != nil && ts.hasCount {
 			if uint64(len(ts.updates)) < ts.count {
 				break
 			}
@@ -34,8 +34,8 @@ func (r *Receiver) advance(out []cdc.Message) []cdc.Message {
 		// next time with a count, or past the end of the span.
 		last := r.cover.spans[i].last
 		r.countTimes.popBelow(r.frontier)
-		if len(r.countTimes) > 0 && r.countTimes[0] <= last {
-			r.frontier = r.countTimes[0]
+		if r.countTimes.Len() > 0 && r.countTimes.Top() <= last {
+			r.frontier = r.countTimes.Top()
 			continue
 		}
 		r.step(last)
@@ -67,10 +67,11 @@ func (r *Receiver) step(t uint64) {
 func (r *Receiver) trim() {
 	if r.done {
 		r.cover.spans = nil
-		r.countTimes = nil
-		r.zeroStmts = nil
+		r.countTimes = timeHeap{}
+		r.zeroStmts = stmtHeap{}
 		return
 	}
+	r.times.slide(r.frontier)
 	r.cover.trim(r.frontier)
 	r.countTimes.popBelow(r.frontier)
 	r.zeroStmts.popBelow(r.frontier)

@@ -20,7 +20,7 @@ func (r *Receiver) pushProgress(p *cdc.Progress, at cdc.Pos) (Outcome, error) {
 	if r.cover.contains(first, last) {
 		return Duplicate, nil
 	}
-	s := &stmt{p: cloneProgress(p), pos: at}
+	s := r.newStmt(p, at)
 	listed := uint64(0)
 	for _, c := range s.p.Counts {
 		if c.Time < first {
@@ -66,21 +66,23 @@ func (r *Receiver) checkProgress(p *cdc.Progress, first, last uint64, at cdc.Pos
 			}
 		}
 	}
-	if last-first < uint64(len(r.times)) {
+	switch {
+	case r.times.len() == 0:
+	case last-first < r.times.scanCost():
 		for t := first; ; t++ {
-			if ts := r.times[t]; ts != nil {
+			if ts := r.times.get(t); ts != nil {
 				check(t, ts)
 			}
 			if t == last {
 				break
 			}
 		}
-	} else {
-		for t, ts := range r.times {
+	default:
+		r.times.each(func(t uint64, ts *timeState) {
 			if t >= first && t <= last {
 				check(t, ts)
 			}
-		}
+		})
 	}
 	if worst == nil {
 		return nil
@@ -90,7 +92,7 @@ func (r *Receiver) checkProgress(p *cdc.Progress, first, last uint64, at cdc.Pos
 
 // checkCount checks p's count c for time t against what is held.
 func (r *Receiver) checkCount(p *cdc.Progress, t, c uint64, at cdc.Pos) *ViolationError {
-	ts := r.times[t]
+	ts := r.times.get(t)
 	switch {
 	case ts != nil && ts.hasCount:
 		if ts.count != c {
@@ -130,10 +132,26 @@ func (r *Receiver) progressViolation(k ViolationKind, p *cdc.Progress, t uint64,
 	return newViolation(k, t, cdc.Message{Kind: cdc.KindProgress, Progress: *p}, at, earlier, earlierAt, format, args...)
 }
 
-func cloneProgress(p *cdc.Progress) cdc.Progress {
-	c := *p
-	if len(p.Counts) > 0 {
-		c.Counts = append([]cdc.Count(nil), p.Counts...)
+// stmtBlock is how many statements are allocated at once.
+const stmtBlock = 256
+
+// newStmt holds a copy of p (the caller may reuse p's counts), allocated
+// from a block of statements to spare the allocator.
+func (r *Receiver) newStmt(p *cdc.Progress, at cdc.Pos) *stmt {
+	if len(r.stmts) == 0 {
+		r.stmts = make([]stmt, stmtBlock)
 	}
-	return c
+	s := &r.stmts[0]
+	r.stmts = r.stmts[1:]
+	*s = stmt{p: *p, pos: at}
+	switch len(p.Counts) {
+	case 0:
+		s.p.Counts = nil
+	case 1:
+		s.one[0] = p.Counts[0]
+		s.p.Counts = s.one[:]
+	default:
+		s.p.Counts = append([]cdc.Count(nil), p.Counts...)
+	}
+	return s
 }

@@ -50,21 +50,45 @@ type Receiver struct {
 	// done is set once every time, up to cdc.MaxTime, is complete.
 	done bool
 
-	times      map[uint64]*timeState
-	peakTimes  int
+	times      timeIndex
 	countTimes timeHeap
 	cover      coverage
 	zeroStmts  stmtHeap
 	// held is the number of distinct updates held.
 	held int
+	// free keeps emptied time states for reuse, and slab is where held
+	// data is copied: both spare the allocator on the hot path.
+	free  []*timeState
+	slab  []byte
+	stmts []stmt
 
 	stats Stats
+}
+
+// maxFree bounds the reusable time states kept.
+const maxFree = 1024
+
+// slabSize is the size of the blocks held data is copied into.
+const slabSize = 32 << 10
+
+// keep copies data into the receiver's slab. Slabs are only appended to,
+// so the copy stays valid (and unchanged) for as long as it is referenced,
+// also after it has been emitted.
+func (r *Receiver) keep(data []byte) []byte {
+	if len(data) > cap(r.slab)-len(r.slab) {
+		r.slab = make([]byte, 0, max(slabSize, len(data)))
+	}
+	start := len(r.slab)
+	r.slab = append(r.slab, data...)
+	return r.slab[start:len(r.slab):len(r.slab)]
 }
 
 // New returns a receiver whose frontier starts at start: times below it are
 // taken as complete and already emitted.
 func New(start uint64) *Receiver {
-	return &Receiver{frontier: start}
+	r := &Receiver{frontier: start}
+	r.times.base = start
+	return r
 }
 
 // Frontier returns the frontier F and whether the stream is over (every time
@@ -106,16 +130,14 @@ func (r *Receiver) Push(out []cdc.Message, m *cdc.Message, at cdc.Pos) ([]cdc.Me
 
 // state returns the state of time t, creating it when create is set.
 func (r *Receiver) state(t uint64, create bool) *timeState {
-	ts := r.times[t]
+	ts := r.times.get(t)
 	if ts == nil && create {
-		if r.times == nil {
-			r.times = make(map[uint64]*timeState)
+		if n := len(r.free); n > 0 {
+			ts, r.free = r.free[n-1], r.free[:n-1]
+		} else {
+			ts = &timeState{}
 		}
-		ts = &timeState{}
-		r.times[t] = ts
-		if len(r.times) > r.peakTimes {
-			r.peakTimes = len(r.times)
-		}
+		r.times.put(t, ts)
 	}
 	return ts
 }
@@ -124,24 +146,23 @@ func (r *Receiver) state(t uint64, create bool) *timeState {
 // memory back, so when the map has shrunk to a quarter of its peak it is
 // rebuilt: memory follows what is pending, not what was seen.
 func (r *Receiver) forget(t uint64) {
-	if ts := r.times[t]; ts != nil {
+	if ts := r.times.get(t); ts != nil {
 		r.held -= len(ts.updates)
-	}
-	delete(r.times, t)
-	if r.peakTimes > 4096 && len(r.times) < r.peakTimes/4 {
-		m := make(map[uint64]*timeState, len(r.times))
-		for k, v := range r.times {
-			m[k] = v
+		if len(r.free) < maxFree && cap(ts.updates) <= indexThreshold {
+			clear(ts.updates)
+			*ts = timeState{updates: ts.updates[:0]}
+			r.free = append(r.free, ts)
 		}
-		r.times = m
-		r.peakTimes = len(m)
 	}
+	r.times.del(t)
 }
 
 // Resume returns an empty receiver at a frontier saved earlier, done
 // included, as the durable processor needs after a restart.
 func Resume(frontier uint64, done bool) *Receiver {
-	return &Receiver{frontier: frontier, done: done}
+	r := &Receiver{frontier: frontier, done: done}
+	r.times.base = frontier
+	return r
 }
 
 // SetStats replaces the receiver's counters, so that counts carried in a

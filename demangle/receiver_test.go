@@ -226,8 +226,8 @@ func TestMemoryFollowsThePendingState(t *testing.T) {
 		t.Fatalf("pending %d", times)
 	}
 	pushAll(t, r, prog(0, 1))
-	if times, updates := r.PendingSize(); times != 0 || updates != 0 || len(r.cover.spans) > 1 || r.peakTimes > 4096 {
-		t.Fatalf("after release: %d times, %d updates, %d spans, peak %d", times, updates, len(r.cover.spans), r.peakTimes)
+	if times, updates := r.PendingSize(); times != 0 || updates != 0 || len(r.cover.spans) > 1 || r.times.peakOver > 4096 {
+		t.Fatalf("after release: %d times, %d updates, %d spans, peak %d", times, updates, len(r.cover.spans), r.times.peakOver)
 	}
 }
 

@@ -1,7 +1,6 @@
 package demangle
 
 import (
-	"container/heap"
 	"errors"
 	"fmt"
 	"sort"
@@ -83,13 +82,13 @@ func (r *Receiver) MarshalBinary() ([]byte, error) {
 		s.Stmts = append(s.Stmts, encodeStmt(st))
 		return index[st]
 	}
-	zero := append(stmtHeap(nil), r.zeroStmts...)
+	zero := append([]*stmt(nil), r.zeroStmts.items...)
 	sort.Slice(zero, func(i, j int) bool { return zero[i].p.Last() < zero[j].p.Last() })
 	for _, st := range zero {
 		s.ZeroStmts = append(s.ZeroStmts, ref(st))
 	}
 	for _, pt := range r.Pending() {
-		ts := r.times[pt.Time]
+		ts := r.times.get(pt.Time)
 		st := snapTime{Time: pt.Time, HasCount: ts.hasCount, Count: ts.count, CountFrom: ref(ts.countFrom)}
 		for _, h := range ts.updates {
 			st.Updates = append(st.Updates, snapUpdate{Data: h.data, Diff: h.diff, Pos: encodePos(h.pos)})
@@ -114,6 +113,7 @@ func (r *Receiver) UnmarshalBinary(b []byte) error {
 		return fmt.Errorf("%w: version %d, this build reads %d", ErrSnapshot, s.Version, snapshotVersion)
 	}
 	n := Receiver{frontier: s.Frontier, done: s.Done, stats: s.Stats}
+	n.times.base = s.Frontier
 	stmts := make([]*stmt, len(s.Stmts))
 	for i, ss := range s.Stmts {
 		st, err := decodeStmt(ss)
@@ -139,9 +139,8 @@ func (r *Receiver) UnmarshalBinary(b []byte) error {
 		if err != nil || st == nil {
 			return fmt.Errorf("%w: bad zero-count statement index %d", ErrSnapshot, i)
 		}
-		n.zeroStmts = append(n.zeroStmts, st)
+		n.zeroStmts.push(st)
 	}
-	heap.Init(&n.zeroStmts)
 	for _, st := range s.Times {
 		if err := n.restoreTime(st, get); err != nil {
 			return err
@@ -162,7 +161,7 @@ func (r *Receiver) restoreSpans(spans [][2]uint64) error {
 }
 
 func (r *Receiver) restoreTime(st snapTime, get func(int) (*stmt, error)) error {
-	if st.Time < r.frontier || r.times[st.Time] != nil {
+	if st.Time < r.frontier || r.times.get(st.Time) != nil {
 		return fmt.Errorf("%w: time %d below the frontier or repeated", ErrSnapshot, st.Time)
 	}
 	from, err := get(st.CountFrom)

@@ -36,6 +36,9 @@ type heldUpdate struct {
 type stmt struct {
 	p   cdc.Progress
 	pos cdc.Pos
+	// one holds the count of a single-count statement (the common shape),
+	// so that the statement and its counts are one allocation.
+	one [1]cdc.Count
 }
 
 // ref returns the statement as a message and its position; nil gives the

@@ -37,7 +37,7 @@ func (r *Receiver) Stuck() Stuck {
 		return Stuck{Done: true}
 	}
 	s := Stuck{Time: r.frontier, Covered: r.cover.covers(r.frontier)}
-	if ts := r.times[r.frontier]; ts != nil {
+	if ts := r.times.get(r.frontier); ts != nil {
 		s.Held = len(ts.updates)
 		s.Expected = ts.count
 	}
@@ -59,10 +59,10 @@ type PendingTime struct {
 // Pending lists the times with held updates or a known count, in time
 // order. It costs time and memory in proportion to the pending state.
 func (r *Receiver) Pending() []PendingTime {
-	out := make([]PendingTime, 0, len(r.times))
-	for t, ts := range r.times {
+	out := make([]PendingTime, 0, r.times.len())
+	r.times.each(func(t uint64, ts *timeState) {
 		out = append(out, PendingTime{Time: t, Known: ts.hasCount, Expected: ts.count, Held: len(ts.updates)})
-	}
+	})
 	sort.Slice(out, func(i, j int) bool { return out[i].Time < out[j].Time })
 	return out
 }
@@ -70,5 +70,5 @@ func (r *Receiver) Pending() []PendingTime {
 // PendingSize returns the number of pending times (with held updates or a
 // known count) and of distinct updates held.
 func (r *Receiver) PendingSize() (times, updates int) {
-	return len(r.times), r.held
+	return r.times.len(), r.held
 }

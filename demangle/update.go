@@ -1,17 +1,13 @@
 package demangle
 
-import (
-	"bytes"
-
-	"github.com/cdclog/cdclog/cdc"
-)
+import "github.com/cdclog/cdclog/cdc"
 
 // pushUpdate holds u unless it is stale, a duplicate or a violation.
 func (r *Receiver) pushUpdate(u *cdc.Update, at cdc.Pos) (Outcome, error) {
 	if r.done || u.Time < r.frontier {
 		return Stale, nil
 	}
-	ts := r.times[u.Time]
+	ts := r.times.get(u.Time)
 	if ts != nil {
 		if i := ts.find(u.Data); i >= 0 {
 			h := &ts.updates[i]
@@ -33,7 +29,7 @@ func (r *Receiver) pushUpdate(u *cdc.Update, at cdc.Pos) (Outcome, error) {
 			"a progress statement says time %d holds no update", u.Time)
 	}
 	ts = r.state(u.Time, true)
-	ts.add(heldUpdate{data: bytes.Clone(u.Data), diff: u.Diff, pos: at})
+	ts.add(heldUpdate{data: r.keep(u.Data), diff: u.Diff, pos: at})
 	r.held++
 	return Accepted, nil
 }

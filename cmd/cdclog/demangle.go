@@ -65,47 +65,67 @@ func runDemangle(c *cli.Context) error {
 	defer close(stop)
 	go readBatches(cdc.NewReader(in, e.inFormat, name), policy, batches, stop)
 
-	d := &demangler{recv: demangle.New(c.Uint64("start")), w: cdc.NewWriter(e.stdout, e.outFormat), policy: policy, q: q}
-	runErr := d.run(batches)
-	if err := d.w.Flush(); err != nil && runErr == nil {
+	d := &demangler{recv: demangle.New(c.Uint64("start")), policy: policy, q: q}
+	outputs := make(chan []cdc.Message, 4)
+	written := make(chan error, 1)
+	go func() { written <- writeOutputs(cdc.NewWriter(e.stdout, e.outFormat), outputs) }()
+	runErr := d.run(batches, outputs)
+	close(outputs)
+	if err := <-written; err != nil && runErr == nil {
 		runErr = withCode(exitFailure, fmt.Errorf("write output: %w", err))
 	}
 	d.report(e)
 	return runErr
 }
 
+// writeOutputs encodes and writes the receiver's output on a goroutine of
+// its own, so the receiver's goroutine only pushes. After a write error it
+// drains the channel and returns the error.
+func writeOutputs(w *cdc.Writer, outputs <-chan []cdc.Message) error {
+	var err error
+	for out := range outputs {
+		for i := 0; i < len(out) && err == nil; i++ {
+			err = w.Write(&out[i])
+		}
+	}
+	if err == nil {
+		err = w.Flush()
+	}
+	return err
+}
+
 // demangler runs batches through an in-memory receiver.
 type demangler struct {
 	recv   *demangle.Receiver
-	w      *cdc.Writer
 	policy cdc.ErrorPolicy
 	q      *rejectSink
 	in     uint64
 	out    uint64
 }
 
-func (d *demangler) run(batches <-chan *inputBatch) error {
-	var out []cdc.Message
+// run pushes every batch and sends each batch's output on outputs. The
+// output messages stay valid after later pushes (the receiver never
+// reuses what it emitted), so they can be written concurrently.
+func (d *demangler) run(batches <-chan *inputBatch, outputs chan<- []cdc.Message) error {
 	for b := range batches {
+		var out []cdc.Message
 		for i := range b.msgs {
 			var err error
-			out, _, err = d.recv.Push(out[:0], &b.msgs[i], b.pos[i])
+			out, _, err = d.recv.Push(out, &b.msgs[i], b.pos[i])
 			d.in++
 			if err != nil {
 				if d.policy == cdc.Fail {
+					outputs <- out
 					return err
 				}
-				if qerr := d.q.rejectMessage(b.pos[i], &b.msgs[i], err); qerr != nil {
-					return qerr
+				if err := d.q.rejectMessage(b.pos[i], &b.msgs[i], err); err != nil {
+					outputs <- out
+					return err
 				}
 			}
-			for j := range out {
-				if err := d.w.Write(&out[j]); err != nil {
-					return withCode(exitFailure, fmt.Errorf("write output: %w", err))
-				}
-			}
-			d.out += uint64(len(out))
 		}
+		d.out += uint64(len(out))
+		outputs <- out
 		for i, de := range b.rejects {
 			if err := d.q.rejectInput(de, b.raws[i]); err != nil {
 				return err
