@@ -18,6 +18,8 @@ var (
 // empty batch.
 type Batch struct {
 	entries []Entry
+	keys    []sortKey
+	sorted  []Entry
 	// arena holds the bodies; appending never moves bytes already handed
 	// out (a grown arena is a new array, the old one stays alive).
 	arena []byte
@@ -34,6 +36,7 @@ func (b *Batch) Add(e Entry) {
 // Reset empties the batch for reuse once Write has returned.
 func (b *Batch) Reset() {
 	clear(b.entries)
+	clear(b.sorted)
 	b.entries = b.entries[:0]
 	b.arena = b.arena[:0]
 }
@@ -57,32 +60,57 @@ func (b *Batch) Write(tx *bolt.Tx, batch, nextChunk uint64) (uint64, error) {
 	}
 	wal.FillPercent = 0.9 // keys mostly ascend; a little room for late times
 	seq.FillPercent = 1.0 // strictly ascending
-	slices.SortFunc(b.entries, func(x, y Entry) int {
-		if x.Time != y.Time {
-			if x.Time < y.Time {
-				return -1
-			}
-			return 1
-		}
-		if x.Arrival < y.Arrival {
-			return -1
-		}
-		return 1
-	})
+	sorted := b.sortedByTime()
 	used := uint64(0)
-	for start := 0; start < len(b.entries); {
+	for start := 0; start < len(sorted); {
 		end, size := start, 0
-		for end < len(b.entries) && end-start < MaxChunkEntries && (size < MaxChunkBytes || end == start) {
-			size += len(b.entries[end].Body) + 16
+		for end < len(sorted) && end-start < MaxChunkEntries && (size < MaxChunkBytes || end == start) {
+			size += len(sorted[end].Body) + 16
 			end++
 		}
-		if err := putChunk(wal, seq, batch, nextChunk+used, b.entries[start:end], size); err != nil {
+		if err := putChunk(wal, seq, batch, nextChunk+used, sorted[start:end], size); err != nil {
 			return used, err
 		}
 		used++
 		start = end
 	}
 	return used, nil
+}
+
+// sortedByTime returns the entries sorted by time, then arrival. It sorts
+// small (time, index) pairs rather than the entries themselves, and the
+// entries' arrival order breaks ties, since they were added in it.
+func (b *Batch) sortedByTime() []Entry {
+	keys := b.keys[:0]
+	inOrder := true
+	for i := range b.entries {
+		keys = append(keys, sortKey{b.entries[i].Time, uint32(i)})
+		inOrder = inOrder && (i == 0 || b.entries[i-1].Time <= b.entries[i].Time)
+	}
+	b.keys = keys
+	if inOrder {
+		return b.entries
+	}
+	slices.SortFunc(keys, func(x, y sortKey) int {
+		switch {
+		case x.time < y.time:
+			return -1
+		case x.time > y.time:
+			return 1
+		}
+		return int(x.index) - int(y.index)
+	})
+	sorted := b.sorted[:0]
+	for _, k := range keys {
+		sorted = append(sorted, b.entries[k.index])
+	}
+	b.sorted = sorted
+	return sorted
+}
+
+type sortKey struct {
+	time  uint64
+	index uint32
 }
 
 func putChunk(wal, seq *bolt.Bucket, batch, chunk uint64, entries []Entry, size int) error {

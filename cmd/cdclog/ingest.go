@@ -111,7 +111,7 @@ type ingester struct {
 	res     recovery.Result
 }
 
-const maxInFlight = 4
+const maxInFlight = 32
 
 func (in *ingester) run(ctx context.Context, files []string) error {
 	if len(files) == 0 {
