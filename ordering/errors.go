@@ -23,6 +23,8 @@ type KeyError struct {
 	Reason string
 }
 
+// Error returns "field text reason", e.g. `meta.created_at "x" is neither
+// epoch seconds nor an RFC 3339 date-time`.
 func (e *KeyError) Error() string {
 	switch {
 	case e.Field == "":
@@ -70,10 +72,13 @@ type LineError struct {
 	Err error
 }
 
+// Error returns "source:line: what is wrong".
 func (e *LineError) Error() string {
 	return fmt.Sprintf("%s:%d: %v", e.Source, e.Line, e.Err)
 }
 
+// Unwrap returns Err, so errors.As finds a *KeyError and errors.Is finds
+// ErrLineTooLong.
 func (e *LineError) Unwrap() error { return e.Err }
 
 // ErrLineTooLong is wrapped by the LineError of a line longer than a

@@ -2,7 +2,9 @@ package ordering
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -68,8 +70,12 @@ func FuzzRecordKey(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, err := RecordKey(data)
+		k, err := RecordKey(data)
 		checkKeyError(t, err)
+		refKey, refErr := recordKeyReference(data)
+		if k != refKey || fmt.Sprint(err) != fmt.Sprint(refErr) {
+			t.Fatalf("RecordKey(%q) = %v, %v; encoding/json reference says %v, %v", data, k, err, refKey, refErr)
+		}
 		j := NewJSONLReader(bytes.NewReader(data), "fuzz")
 		for i := 0; ; i++ {
 			if i > len(data)+1 {
@@ -85,6 +91,58 @@ func FuzzRecordKey(f *testing.F) {
 			}
 		}
 	})
+}
+
+// recordKeyReference is RecordKey written plainly with encoding/json maps,
+// for differential fuzzing of the scanner RecordKey uses.
+func recordKeyReference(data []byte) (Key, error) {
+	if !json.Valid(data) {
+		return Key{}, &KeyError{Field: "record", Reason: syntaxReason(data)}
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(data, &top) != nil || top == nil {
+		return Key{}, &KeyError{Field: "record", Reason: reasonNotObject}
+	}
+	sub := func(name string) (map[string]json.RawMessage, error) {
+		raw, ok := top[name]
+		if !ok {
+			return nil, nil
+		}
+		var m map[string]json.RawMessage
+		if json.Unmarshal(raw, &m) != nil || m == nil {
+			return nil, &KeyError{Field: name, Text: shorten(string(raw)), Reason: reasonNotObject}
+		}
+		return m, nil
+	}
+	meta, err := sub("meta")
+	if err != nil {
+		return Key{}, err
+	}
+	_, hasAt := meta["created_at"]
+	_, hasSeq := meta["sequence_number"]
+	var dynamo map[string]json.RawMessage
+	if !hasAt || !hasSeq {
+		if dynamo, err = sub("dynamodb"); err != nil {
+			return Key{}, err
+		}
+	}
+	at, atName, err := pick(meta["created_at"], metaCreatedAt, dynamo["ApproximateCreationDateTime"], dynamoCreatedAt)
+	if err != nil {
+		return Key{}, err
+	}
+	seq, seqName, err := pick(meta["sequence_number"], metaSeq, dynamo["SequenceNumber"], dynamoSeq)
+	if err != nil {
+		return Key{}, err
+	}
+	ts, err := jsonTimestamp(at, atName)
+	if err != nil {
+		return Key{}, err
+	}
+	n, err := jsonSeqNum(seq, seqName)
+	if err != nil {
+		return Key{}, err
+	}
+	return Key{CreatedAt: ts, Seq: n}, nil
 }
 
 func checkKeyError(t *testing.T, err error) {

@@ -27,7 +27,8 @@ var bom = []byte("\xEF\xBB\xBF")
 // order mark before the first line is dropped. Blank lines (only spaces,
 // tabs or CR) are skipped, but counted in line numbers. A record is
 // returned as its line's bytes exactly, less the terminator (and the byte
-// order mark); lines up to MaxLineSize bytes are accepted.
+// order mark); lines up to MaxLineSize bytes are accepted. The zero
+// JSONLReader reads nothing.
 type JSONLReader struct {
 	r    *bufio.Reader
 	name string
@@ -81,6 +82,9 @@ func (j *JSONLReader) Line() int64 { return j.line }
 func (j *JSONLReader) readLine() (line []byte, tooLong bool, err error) {
 	if j.err != nil {
 		return nil, false, j.err
+	}
+	if j.r == nil {
+		return nil, false, io.EOF
 	}
 	line, err = j.r.ReadSlice('\n')
 	if errors.Is(err, bufio.ErrBufferFull) {

@@ -142,6 +142,13 @@ func TestJSONLEmpty(t *testing.T) {
 	}
 }
 
+func TestJSONLZeroValue(t *testing.T) {
+	var j JSONLReader
+	if _, _, err := j.Next(); !errors.Is(err, io.EOF) {
+		t.Fatalf("zero JSONLReader: %v, want io.EOF", err)
+	}
+}
+
 func TestJSONLOneByteReads(t *testing.T) {
 	input := rec1(1, 1) + "\r\n" + rec1(2, 2)
 	records, _, _, err := readAll(t, iotest.OneByteReader(strings.NewReader(input)))

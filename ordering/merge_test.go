@@ -307,3 +307,43 @@ func TestMergeStopsAtFirstError(t *testing.T) {
 		t.Fatalf("Merge of no sources: %v", err)
 	}
 }
+
+// countingSource counts the records it has handed out that Merge has not
+// emitted yet.
+type countingSource struct {
+	sliceSource
+	out *int
+}
+
+func (s *countingSource) Next() (Key, rec, error) {
+	k, r, err := s.sliceSource.Next()
+	if err == nil {
+		*s.out++
+	}
+	return k, r, err
+}
+
+// TestMergeHoldsOneRecordPerSource: memory is bounded by the number of
+// sources, not by their length.
+func TestMergeHoldsOneRecordPerSource(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		shards := shardsGen(rapid.Bool().Draw(t, "sorted")).Draw(t, "shards")
+		outstanding := make([]int, len(shards))
+		sources := make([]Source[rec], len(shards))
+		for i, keys := range shards {
+			sources[i] = &countingSource{sliceSource{shard: i, keys: keys}, &outstanding[i]}
+		}
+		err := Merge(sources, func(i int, _ Item[rec]) error {
+			for j, n := range outstanding {
+				if n > 1 {
+					t.Fatalf("source %d has %d records held", j, n)
+				}
+			}
+			outstanding[i]--
+			return nil
+		}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+}

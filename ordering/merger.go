@@ -15,9 +15,10 @@ import (
 // before it (provided each shard is itself in key order). Records of a closed
 // shard stay until they are released; nothing is dropped on Close.
 //
-// A shard whose records are not in key order keeps its own order anyway;
-// Push reports each record that breaks it, and the merged output is then in
-// key order only between shards (see the package documentation).
+// A shard whose records are not in key order keeps its own order anyway:
+// Push reports each record that breaks it, and the output, which still holds
+// every record once and every shard's order, is non-decreasing in key only
+// where the shards are (see the package documentation).
 //
 // S identifies shards (a file index, a shard id string); T is the record.
 // The zero Merger has no shards and is ready to use. A Merger is not safe

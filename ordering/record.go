@@ -33,32 +33,36 @@ const (
 // error, with no fallback. created_at is a JSON number (epoch seconds) or a
 // string (epoch seconds or RFC 3339), see ParseTimestamp;
 // sequence_number is a JSON string or a JSON integer, see ParseSeqNum.
-// Field names match exactly, case included. JSON numbers are read from
+// Field names match exactly, case included; of duplicate names the last
+// wins, as in encoding/json. JSON numbers are read from
 // their text, never through float64.
 //
 // Errors are *KeyError, naming the field and quoting its JSON text:
 //
 //	meta.sequence_number "12x" is not a decimal integer
 func RecordKey(record []byte) (Key, error) {
-	top, err := jsonObject(record)
-	if err != nil {
-		return Key{}, &KeyError{Field: "record", Reason: err.Error()}
+	if !json.Valid(record) {
+		return Key{}, &KeyError{Field: "record", Reason: syntaxReason(record)}
 	}
-	meta, err := subObject(top, fieldMeta)
+	top, ok := findMembers(record, fieldMeta, fieldDynamo)
+	if !ok {
+		return Key{}, &KeyError{Field: "record", Reason: reasonNotObject}
+	}
+	meta, err := subObject(top[0], fieldMeta, fieldCreatedAt, fieldSeq)
 	if err != nil {
 		return Key{}, err
 	}
-	var dynamo map[string]json.RawMessage
-	if meta[fieldCreatedAt] == nil || meta[fieldSeq] == nil {
-		if dynamo, err = subObject(top, fieldDynamo); err != nil {
+	var dynamo members
+	if meta[0] == nil || meta[1] == nil {
+		if dynamo, err = subObject(top[1], fieldDynamo, fieldDynamoTime, fieldDynamoSeq); err != nil {
 			return Key{}, err
 		}
 	}
-	at, atName, err := pick(meta, fieldCreatedAt, metaCreatedAt, dynamo, fieldDynamoTime, dynamoCreatedAt)
+	at, atName, err := pick(meta[0], metaCreatedAt, dynamo[0], dynamoCreatedAt)
 	if err != nil {
 		return Key{}, err
 	}
-	seq, seqName, err := pick(meta, fieldSeq, metaSeq, dynamo, fieldDynamoSeq, dynamoSeq)
+	seq, seqName, err := pick(meta[1], metaSeq, dynamo[1], dynamoSeq)
 	if err != nil {
 		return Key{}, err
 	}
@@ -73,54 +77,46 @@ func RecordKey(record []byte) (Key, error) {
 	return Key{CreatedAt: t, Seq: n}, nil
 }
 
-// jsonObject decodes the members of a JSON object, keeping their values raw.
-func jsonObject(data []byte) (map[string]json.RawMessage, error) {
-	trimmed := bytes.TrimLeft(data, " \t\r\n")
-	if len(trimmed) == 0 || trimmed[0] != '{' {
-		if json.Valid(data) {
-			return nil, errors.New(reasonNotObject)
-		}
+// syntaxReason says why data is not valid JSON, with the column.
+func syntaxReason(data []byte) string {
+	err := json.Unmarshal(data, new(json.RawMessage))
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("is not valid JSON: %v (column %d)", se, se.Offset)
 	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(data, &obj); err != nil {
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			return nil, fmt.Errorf("is not valid JSON: %v (column %d)", se, se.Offset)
-		}
-		return nil, fmt.Errorf("is not valid JSON: %v", err)
-	}
-	return obj, nil
+	return fmt.Sprintf("is not valid JSON: %v", err)
 }
 
-// subObject returns the object member name of obj, or nil when it is absent.
-func subObject(obj map[string]json.RawMessage, name string) (map[string]json.RawMessage, error) {
-	raw, ok := obj[name]
-	if !ok {
-		return nil, nil
+// subObject returns members a and b of raw, the value of the member name;
+// both are absent when raw is (nil).
+func subObject(raw []byte, name, a, b string) (members, error) {
+	if raw == nil {
+		return members{}, nil
 	}
-	sub, err := jsonObject(raw)
-	if err != nil || sub == nil {
-		return nil, &KeyError{Field: name, Text: shorten(string(raw)), Reason: reasonNotObject}
+	sub, ok := findMembers(raw, a, b)
+	if !ok {
+		return sub, &KeyError{Field: name, Text: shorten(string(raw)), Reason: reasonNotObject}
 	}
 	return sub, nil
 }
 
-// pick returns the primary field if present, else the fallback, with the
+// pick returns the primary value if present, else the fallback, with the
 // dotted name of the one it took. Both absent is a "missing" KeyError.
-func pick(primary map[string]json.RawMessage, pName, pPath string,
-	fallback map[string]json.RawMessage, fName, fPath string) (json.RawMessage, string, error) {
-	if v, ok := primary[pName]; ok {
-		return v, pPath, nil
+func pick(primary []byte, pName string, fallback []byte, fName string) ([]byte, string, error) {
+	switch {
+	case primary != nil:
+		return primary, pName, nil
+	case fallback != nil:
+		return fallback, fName, nil
 	}
-	if v, ok := fallback[fName]; ok {
-		return v, fPath, nil
-	}
-	return nil, "", &KeyError{Field: pPath, Reason: "is missing (and so is " + fPath + ")"}
+	return nil, "", &KeyError{Field: pName, Reason: "is missing (and so is " + fName + ")"}
 }
 
 // jsonText returns the text a JSON number or string stands for.
-func jsonText(raw json.RawMessage, name string) (string, error) {
+func jsonText(raw []byte, name string) (string, error) {
 	switch {
+	case len(raw) > 1 && raw[0] == '"' && bytes.IndexByte(raw, '\\') < 0:
+		return string(raw[1 : len(raw)-1]), nil
 	case len(raw) > 0 && raw[0] == '"':
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
@@ -133,7 +129,7 @@ func jsonText(raw json.RawMessage, name string) (string, error) {
 	return "", &KeyError{Field: name, Text: shorten(string(raw)), Reason: reasonBadJSONVal}
 }
 
-func jsonTimestamp(raw json.RawMessage, name string) (Timestamp, error) {
+func jsonTimestamp(raw []byte, name string) (Timestamp, error) {
 	s, err := jsonText(raw, name)
 	if err != nil {
 		return Timestamp{}, err
@@ -145,7 +141,7 @@ func jsonTimestamp(raw json.RawMessage, name string) (Timestamp, error) {
 	return t, nil
 }
 
-func jsonSeqNum(raw json.RawMessage, name string) (SeqNum, error) {
+func jsonSeqNum(raw []byte, name string) (SeqNum, error) {
 	s, err := jsonText(raw, name)
 	if err != nil {
 		return SeqNum{}, err
@@ -159,7 +155,7 @@ func jsonSeqNum(raw json.RawMessage, name string) (SeqNum, error) {
 
 // renamed restates a parse error about a record's field: the field's dotted
 // name and its JSON text.
-func renamed(err error, name string, raw json.RawMessage) error {
+func renamed(err error, name string, raw []byte) error {
 	var ke *KeyError
 	if !errors.As(err, &ke) {
 		return err

@@ -31,6 +31,12 @@ func TestRecordKey(t *testing.T) {
 		{`{"meta":{"created_at":5},"dynamodb":{"ApproximateCreationDateTime":1,"SequenceNumber":"2"}}`, "5", "2"},
 		// An unused malformed dynamodb member does not matter.
 		{`{"meta":{"created_at":5,"sequence_number":"6"},"dynamodb":7}`, "5", "6"},
+		// Escaped names, duplicates (the last wins, as in encoding/json),
+		// look-alikes nested deeper or inside strings.
+		{`{"m\u0065ta":{"created_\u0061t":7,"sequence_number":"8"}}`, "7", "8"},
+		{`{"meta":{"created_at":1,"sequence_number":"1"},"meta":{"created_at":2,"sequence_number":"2"}}`, "2", "2"},
+		{`{"x":{"meta":{"created_at":9,"sequence_number":"9"}},"s":"\"meta\":{}","meta":{"created_at":3,"sequence_number":"4"}}`, "3", "4"},
+		{`{"a":[{"b":"}]"}],"meta":{"n":{"created_at":0},"created_at":3,"sequence_number":"4"}}`, "3", "4"},
 		{" \t{\"meta\" : {\"sequence_number\" : \"6\", \"created_at\" : 5}, \"x\": [1,{}]} ", "5", "6"},
 	}
 	for _, tt := range tests {

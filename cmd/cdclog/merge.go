@@ -128,8 +128,8 @@ func runMerge(c *cli.Context) error {
 			return withCode(exitFailure, err)
 		}
 	}
-	for _, s := range shards {
-		if opts.policy != cdc.Fail {
+	if opts.policy != cdc.Fail {
+		for _, s := range shards {
 			s.reject = m.reject
 		}
 	}
@@ -174,7 +174,7 @@ func openShards(names []string, stdin io.Reader) ([]*shardFile, func(), error) {
 		if name == "-" {
 			name = "<stdin>"
 		} else {
-			f, err := os.Open(name)
+			f, err := openFile(name)
 			if err != nil {
 				closeAll()
 				return nil, nil, err
@@ -185,6 +185,20 @@ func openShards(names []string, stdin io.Reader) ([]*shardFile, func(), error) {
 		shards = append(shards, &shardFile{name: name, r: ordering.NewJSONLReader(r, name)})
 	}
 	return shards, closeAll, nil
+}
+
+// openFile opens an input file, refusing a directory up front rather than
+// at its first read.
+func openFile(name string) (*os.File, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		f.Close()
+		return nil, fmt.Errorf("%s is a directory, not a shard file", name)
+	}
+	return f, nil
 }
 
 // checkNotAnInput refuses a quarantine file that is one of the inputs:

@@ -4,10 +4,16 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/big"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/cdclog/cdclog/ordering"
 )
 
 // runCLI runs one command line in-process and returns its exit code and
@@ -212,6 +218,14 @@ func TestMergeMissingFile(t *testing.T) {
 	}
 }
 
+func TestMergeDirectoryIsNotAShard(t *testing.T) {
+	dir := t.TempDir()
+	code, out, stderr := runCLI(t, "", "merge", dir)
+	if code != 1 || !strings.Contains(stderr, dir+" is a directory") || out != "" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+}
+
 func TestMergeStdin(t *testing.T) {
 	dir := t.TempDir()
 	a := writeFile(t, dir, "a.jsonl", rec("2", "1", "a2")+"\n")
@@ -251,5 +265,56 @@ func TestMergeQuiet(t *testing.T) {
 	code, _, stderr := runCLI(t, "", "--quiet", "merge", a)
 	if code != 0 || stderr != "" {
 		t.Fatalf("exit %d, stderr %q; want silence", code, stderr)
+	}
+}
+
+// TestMergeManyShards merges 16 generated shard files (sorted, with equal
+// times across shards, mixed notations and 38-digit sequence numbers) and
+// checks the output: every line once, unchanged, in key order.
+func TestMergeManyShards(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(7, 7))
+	var files []string
+	want := map[string]int{}
+	for s := range 16 {
+		var b strings.Builder
+		sec, seq := int64(1700000000), new(big.Int).Exp(big.NewInt(10), big.NewInt(37), nil)
+		for i := range 300 {
+			sec += int64(rng.IntN(2))
+			seq.Add(seq, big.NewInt(int64(1+rng.IntN(3))))
+			at := fmt.Sprint(sec)
+			if rng.IntN(2) == 0 {
+				at = strconv.Quote(time.Unix(sec, 0).UTC().Format(time.RFC3339))
+			}
+			zeros := strings.Repeat("0", rng.IntN(3)) // leading zeros do not count
+			line := fmt.Sprintf(`{"id":"%d-%d","meta":{"created_at":%s,"sequence_number":"%s%s"}}`, s, i, at, zeros, seq)
+			want[line]++
+			b.WriteString(line + "\n")
+		}
+		files = append(files, writeFile(t, dir, fmt.Sprintf("shard-%02d.jsonl", s), b.String()))
+	}
+	code, out, stderr := runCLI(t, "", append([]string{"merge"}, files...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var prev ordering.Key
+	for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		if want[line] == 0 {
+			t.Fatalf("line not in the input, or written twice: %s", line)
+		}
+		want[line]--
+		k, err := ordering.RecordKey([]byte(line))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k.Compare(prev) < 0 {
+			t.Fatalf("%s after key %v", line, prev)
+		}
+		prev = k
+	}
+	for line, n := range want {
+		if n != 0 {
+			t.Fatalf("line missing from the output: %s", line)
+		}
 	}
 }

@@ -1,0 +1,111 @@
+package ordering
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// benchKeys returns n keys for each of shards shards, each shard sorted:
+// DynamoDB-like times (about 100 records per second, so many equal times
+// across shards) and 21-digit sequence numbers.
+func benchKeys(shards, n int) [][]Key {
+	rng := rand.New(rand.NewPCG(1, 2))
+	out := make([][]Key, shards)
+	for s := range out {
+		sec, seq := int64(baseEpoch), uint64(0)
+		keys := make([]Key, n)
+		for i := range keys {
+			if rng.IntN(100) == 0 {
+				sec++
+			}
+			seq += 1 + uint64(rng.IntN(1000))
+			keys[i] = Key{
+				CreatedAt: Timestamp{sec: sec},
+				Seq:       SeqNum{digits: fmt.Sprintf("%d%020d", 1+s, seq)},
+			}
+		}
+		out[s] = keys
+	}
+	return out
+}
+
+var benchShardCounts = []int{2, 64}
+
+// BenchmarkMerge measures the merge itself: keys already parsed, records
+// in memory. One op is one record.
+func BenchmarkMerge(b *testing.B) {
+	for _, k := range benchShardCounts {
+		b.Run(fmt.Sprintf("shards=%d", k), func(b *testing.B) {
+			keys := benchKeys(k, b.N/k+1)
+			sources := make([]Source[rec], k)
+			for i := range sources {
+				sources[i] = &sliceSource{shard: i, keys: keys[i]}
+			}
+			n := 0
+			b.ReportAllocs()
+			b.ResetTimer()
+			err := Merge(sources, func(int, Item[rec]) error { n++; return nil }, nil)
+			b.StopTimer()
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "records/s")
+		})
+	}
+}
+
+// BenchmarkMergeJSONL measures what cdclog merge does per record: read a
+// JSON Lines record of about 200 bytes, extract and parse its key, merge.
+// One op is one record.
+func BenchmarkMergeJSONL(b *testing.B) {
+	for _, k := range benchShardCounts {
+		b.Run(fmt.Sprintf("shards=%d", k), func(b *testing.B) {
+			keys := benchKeys(k, b.N/k+1)
+			files := make([][]byte, k)
+			size := 0
+			for i, shard := range keys {
+				var buf bytes.Buffer
+				for j, key := range shard {
+					fmt.Fprintf(&buf, `{"eventID":"%d-%d","eventName":"MODIFY","meta":{"created_at":%s,"sequence_number":"%s"},"dynamodb":{"Keys":{"id":{"S":"user-%d"}}}}`+"\n",
+						i, j, key.CreatedAt, key.Seq, j%977)
+				}
+				files[i] = buf.Bytes()
+				size += buf.Len()
+			}
+			sources := make([]Source[[]byte], k)
+			for i := range sources {
+				sources[i] = NewJSONLReader(bytes.NewReader(files[i]), fmt.Sprint(i))
+			}
+			n := 0
+			b.ReportAllocs()
+			b.ResetTimer()
+			err := Merge(sources, func(int, Item[[]byte]) error { n++; return nil }, nil)
+			b.StopTimer()
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "records/s")
+			b.ReportMetric(float64(size)/float64(n), "bytes/record")
+		})
+	}
+}
+
+// BenchmarkBufferPushPop measures a Buffer holding about 1000 records: one
+// push and one pop per op.
+func BenchmarkBufferPushPop(b *testing.B) {
+	keys := benchKeys(1, 1<<16)[0]
+	rand.New(rand.NewPCG(3, 4)).Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+	var buf Buffer[int]
+	for i := range 1000 {
+		buf.Push(keys[i], i)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		buf.Push(keys[i&(1<<16-1)], i)
+		buf.Pop()
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+}
