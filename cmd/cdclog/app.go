@@ -41,6 +41,12 @@ Exit codes: 0 success, 1 runtime failure, 2 usage error, 3 protocol violation.`,
 		},
 		After:    stopProfile,
 		Commands: commands(),
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usageError("unknown command %q", c.Args().First())
+			}
+			return cli.ShowAppHelp(c)
+		},
 	}
 	return app
 }

@@ -42,7 +42,7 @@ Examples:
    cdclog inspect --db state.db status
    producer | cdclog ingest --db state.db > clean.jsonl`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "db", Required: true, Usage: "bbolt database `PATH` (created if missing)"},
+			&cli.StringFlag{Name: "db", Usage: "bbolt database `PATH` (created if missing; required)"},
 			&cli.StringFlag{Name: "out", Usage: "exactly-once output `FILE` (default: stdout, at least once)"},
 			&cli.Uint64Flag{Name: "start", Usage: "initial frontier `T` of a new database: times below it count as complete"},
 			onErrorFlag(),
@@ -58,6 +58,9 @@ Examples:
 
 func runIngest(c *cli.Context) error {
 	e := getEnv(c)
+	if err := requireFlags(c, "db"); err != nil {
+		return err
+	}
 	policy, err := cdc.ParseErrorPolicy(c.String("on-error"))
 	if err != nil {
 		return usageError("--on-error: %v", err)
