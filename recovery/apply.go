@@ -17,7 +17,10 @@ type work struct {
 	results []Result
 	errs    []error
 
-	wal        wal.Batch
+	wal wal.Batch
+	// out is the batch's output, rendered by the commit goroutine into the
+	// output log and the sinks (the receiver never reuses emitted messages).
+	out        []cdc.Message
 	output     outputChunk
 	sinkBytes  []byte
 	liveBytes  []byte
@@ -32,7 +35,6 @@ func (p *Processor) applyLoop() {
 	defer close(p.commits)
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
-	var out []cdc.Message
 	for first := range p.requests {
 		reqs := p.collect(first, timer)
 		w := &work{reqs: reqs, results: make([]Result, len(reqs)), errs: make([]error, len(reqs))}
@@ -41,7 +43,7 @@ func (p *Processor) applyLoop() {
 				w.errs[i] = err
 			}
 		} else {
-			out = p.apply(w, out[:0])
+			p.apply(w)
 		}
 		p.commits <- w
 	}
@@ -70,8 +72,9 @@ func (p *Processor) collect(first *request, timer *time.Timer) []*request {
 }
 
 // apply pushes every request of w through the receiver and fills w.
-func (p *Processor) apply(w *work, out []cdc.Message) []cdc.Message {
+func (p *Processor) apply(w *work) {
 	w.output.first = p.cp.NextOutput
+	out := w.out
 	var scratch []byte
 	for i, r := range w.reqs {
 		res := &w.results[i]
@@ -117,19 +120,22 @@ func (p *Processor) apply(w *work, out []cdc.Message) []cdc.Message {
 			p.cp.Cursors[r.Cursor] = append([]byte(nil), r.CursorValue...)
 		}
 	}
-	p.emit(w, out)
+	w.out = out
+	p.cp.NextOutput += uint64(len(out))
+	if p.opts.Sink != nil {
+		p.cp.Sink.Next = p.cp.NextOutput
+	}
 	p.cp.Frontier, p.cp.Done = p.recv.Frontier()
 	p.cp.Stats = p.recv.Stats()
 	p.cp.NextBatch++
 	w.cp = p.cp.clone()
 	w.status = captureReceiver(p.recv)
-	return out
 }
 
-// emit numbers the batch's output records and renders them for the sinks.
-func (p *Processor) emit(w *work, out []cdc.Message) {
-	for i := range out {
-		m := &out[i]
+// render encodes the batch's output for the output log and the sinks.
+func (p *Processor) render(w *work) {
+	for i := range w.out {
+		m := &w.out[i]
 		w.output.add(m)
 		if p.opts.Sink != nil {
 			w.sinkBytes = cdc.AppendMessage(w.sinkBytes, p.opts.SinkFormat, m)
@@ -137,11 +143,6 @@ func (p *Processor) emit(w *work, out []cdc.Message) {
 		if p.opts.Live != nil {
 			w.liveBytes = cdc.AppendMessage(w.liveBytes, p.opts.LiveFormat, m)
 		}
-	}
-	p.cp.NextOutput += uint64(len(out))
-	if p.opts.Sink != nil {
-		p.cp.Sink.Size += int64(len(w.sinkBytes))
-		p.cp.Sink.Next = p.cp.NextOutput
 	}
 }
 

@@ -8,11 +8,13 @@ import (
 
 // commitLoop makes each batch durable, in order, and delivers its results.
 func (p *Processor) commitLoop() {
-	nextChunk := p.cp.NextChunk
+	// The commit goroutine owns the chunk numbering and the sink size, which
+	// depend on encodings it produces.
+	st := commitState{nextChunk: p.cp.NextChunk, sinkSize: p.cp.Sink.Size}
 	for w := range p.commits {
 		err := p.failure()
 		if err == nil {
-			if cerr := p.commit(w, &nextChunk); cerr != nil {
+			if cerr := p.commit(w, &st); cerr != nil {
 				p.fail(cerr)
 				err = p.failure()
 			}
@@ -30,7 +32,8 @@ func (p *Processor) commitLoop() {
 // commit writes the batch: sink bytes first (and fsync), then one bbolt
 // transaction with the WAL chunks, output records, quarantine and the
 // checkpoint; live output goes out after the commit.
-func (p *Processor) commit(w *work, nextChunk *uint64) error {
+func (p *Processor) commit(w *work, st *commitState) error {
+	p.render(w)
 	if len(w.sinkBytes) > 0 {
 		if _, err := p.opts.Sink.Write(w.sinkBytes); err != nil {
 			return fmt.Errorf("write output file: %w", err)
@@ -39,12 +42,13 @@ func (p *Processor) commit(w *work, nextChunk *uint64) error {
 			return fmt.Errorf("fsync output file: %w", err)
 		}
 	}
+	w.cp.Sink.Size = st.sinkSize + int64(len(w.sinkBytes))
 	err := p.db.Update(func(tx *bolt.Tx) error {
-		used, err := w.wal.Write(tx, w.cp.NextBatch, *nextChunk)
+		used, err := w.wal.Write(tx, w.cp.NextBatch, st.nextChunk)
 		if err != nil {
 			return err
 		}
-		w.cp.NextChunk = *nextChunk + used
+		w.cp.NextChunk = st.nextChunk + used
 		if err := writeOutput(tx, []*outputChunk{&w.output}); err != nil {
 			return err
 		}
@@ -56,7 +60,7 @@ func (p *Processor) commit(w *work, nextChunk *uint64) error {
 	if err != nil {
 		return fmt.Errorf("commit batch: %w", err)
 	}
-	*nextChunk = w.cp.NextChunk
+	st.nextChunk, st.sinkSize = w.cp.NextChunk, w.cp.Sink.Size
 	p.mu.Lock()
 	p.committed = w.cp
 	p.status = w.status
@@ -71,4 +75,10 @@ func (p *Processor) commit(w *work, nextChunk *uint64) error {
 		}
 	}
 	return nil
+}
+
+// commitState is what the commit goroutine carries from batch to batch.
+type commitState struct {
+	nextChunk uint64
+	sinkSize  int64
 }

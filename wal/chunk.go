@@ -8,8 +8,8 @@ import (
 
 // Limits of one chunk (one bbolt value).
 const (
-	MaxChunkEntries = 4096
-	MaxChunkBytes   = 256 << 10
+	MaxChunkEntries = 1024
+	MaxChunkBytes   = 32 << 10
 )
 
 const chunkVersion = 1

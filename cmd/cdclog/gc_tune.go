@@ -14,6 +14,6 @@ func tuneGC() {
 		debug.SetGCPercent(400)
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(192 << 20)
+		debug.SetMemoryLimit(128 << 20)
 	}
 }

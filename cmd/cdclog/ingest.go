@@ -114,7 +114,7 @@ type ingester struct {
 	res     recovery.Result
 }
 
-const maxInFlight = 32
+const maxInFlight = 16
 
 func (in *ingester) run(ctx context.Context, files []string) error {
 	if len(files) == 0 {
