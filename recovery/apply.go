@@ -37,7 +37,7 @@ func (p *Processor) applyLoop() {
 	timer.Stop()
 	for first := range p.requests {
 		reqs := p.collect(first, timer)
-		w := &work{reqs: reqs, results: make([]Result, len(reqs)), errs: make([]error, len(reqs))}
+		w := p.newWork(reqs)
 		if err := p.failure(); err != nil {
 			for i := range w.errs {
 				w.errs[i] = err
@@ -47,6 +47,34 @@ func (p *Processor) applyLoop() {
 		}
 		p.commits <- w
 	}
+}
+
+// newWork returns a work for reqs, reusing a committed one's buffers when
+// there is one.
+func (p *Processor) newWork(reqs []*request) *work {
+	w, ok := p.works.Get().(*work)
+	if !ok {
+		w = &work{}
+	}
+	w.reqs = reqs
+	w.results = append(w.results[:0], make([]Result, len(reqs))...)
+	w.errs = append(w.errs[:0], make([]error, len(reqs))...)
+	return w
+}
+
+// recycle keeps a delivered work's buffers for a later batch, dropping its
+// references to requests and output.
+func (p *Processor) recycle(w *work) {
+	clear(w.reqs)
+	clear(w.errs)
+	clear(w.out)
+	w.wal.Reset()
+	w.output.reset()
+	*w = work{
+		results: w.results[:0], errs: w.errs[:0], out: w.out[:0], wal: w.wal, output: w.output,
+		sinkBytes: w.sinkBytes[:0], liveBytes: w.liveBytes[:0],
+	}
+	p.works.Put(w)
 }
 
 // collect gathers requests after first until the batch holds

@@ -26,6 +26,7 @@ func (p *Processor) commitLoop() {
 			}
 			r.pending.finish(w.results[i], e)
 		}
+		p.recycle(w)
 	}
 }
 

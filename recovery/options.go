@@ -10,7 +10,7 @@ import (
 
 // Default group-commit limits.
 const (
-	DefaultBatchMessages = 64 << 10
+	DefaultBatchMessages = 32 << 10
 	DefaultBatchDelay    = 2 * time.Millisecond
 )
 

@@ -37,6 +37,10 @@ func (c *outputChunk) add(m *cdc.Message) {
 	c.n++
 }
 
+func (c *outputChunk) reset() {
+	c.first, c.n, c.body = 0, 0, c.body[:0]
+}
+
 func (c *outputChunk) value() []byte {
 	v := binary.AppendUvarint(make([]byte, 0, len(c.body)+10), uint64(c.n))
 	return append(v, c.body...)

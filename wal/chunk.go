@@ -18,19 +18,18 @@ const chunkVersion = 1
 var ErrCorrupt = errors.New("corrupt write-ahead log")
 
 // appendChunk encodes entries (sorted by time) as one chunk.
-func appendChunk(dst []byte, batch uint64, entries []Entry) []byte {
+func appendChunk(dst []byte, batch uint64, entries []*Entry) []byte {
 	first := entries[0].Time
 	minArrival := entries[0].Arrival
-	for i := range entries {
-		minArrival = min(minArrival, entries[i].Arrival)
+	for _, e := range entries {
+		minArrival = min(minArrival, e.Arrival)
 	}
 	dst = append(dst, chunkVersion)
 	dst = binary.AppendUvarint(dst, batch)
 	dst = binary.AppendUvarint(dst, uint64(len(entries)))
 	dst = binary.AppendUvarint(dst, first)
 	dst = binary.AppendUvarint(dst, minArrival)
-	for i := range entries {
-		e := &entries[i]
+	for _, e := range entries {
 		dst = binary.AppendUvarint(dst, e.Time-first)
 		dst = binary.AppendUvarint(dst, e.Arrival-minArrival)
 		dst = binary.AppendUvarint(dst, e.Source)

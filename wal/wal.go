@@ -19,7 +19,7 @@ var (
 type Batch struct {
 	entries []Entry
 	keys    []sortKey
-	sorted  []Entry
+	sorted  []*Entry
 	// arena holds the bodies; appending never moves bytes already handed
 	// out (a grown arena is a new array, the old one stays alive).
 	arena []byte
@@ -80,7 +80,7 @@ func (b *Batch) Write(tx *bolt.Tx, batch, nextChunk uint64) (uint64, error) {
 // sortedByTime returns the entries sorted by time, then arrival. It sorts
 // small (time, index) pairs rather than the entries themselves, and the
 // entries' arrival order breaks ties, since they were added in it.
-func (b *Batch) sortedByTime() []Entry {
+func (b *Batch) sortedByTime() []*Entry {
 	keys := b.keys[:0]
 	inOrder := true
 	for i := range b.entries {
@@ -88,21 +88,20 @@ func (b *Batch) sortedByTime() []Entry {
 		inOrder = inOrder && (i == 0 || b.entries[i-1].Time <= b.entries[i].Time)
 	}
 	b.keys = keys
-	if inOrder {
-		return b.entries
+	if !inOrder {
+		slices.SortFunc(keys, func(x, y sortKey) int {
+			switch {
+			case x.time < y.time:
+				return -1
+			case x.time > y.time:
+				return 1
+			}
+			return int(x.index) - int(y.index)
+		})
 	}
-	slices.SortFunc(keys, func(x, y sortKey) int {
-		switch {
-		case x.time < y.time:
-			return -1
-		case x.time > y.time:
-			return 1
-		}
-		return int(x.index) - int(y.index)
-	})
 	sorted := b.sorted[:0]
 	for _, k := range keys {
-		sorted = append(sorted, b.entries[k.index])
+		sorted = append(sorted, &b.entries[k.index])
 	}
 	b.sorted = sorted
 	return sorted
@@ -113,7 +112,7 @@ type sortKey struct {
 	index uint32
 }
 
-func putChunk(wal, seq *bolt.Bucket, batch, chunk uint64, entries []Entry, size int) error {
+func putChunk(wal, seq *bolt.Bucket, batch, chunk uint64, entries []*Entry, size int) error {
 	first, last := entries[0].Time, entries[len(entries)-1].Time
 	value := appendChunk(make([]byte, 0, size+32), batch, entries)
 	if err := wal.Put(walKey(last, chunk), value); err != nil {

@@ -63,9 +63,9 @@ func runDemangle(c *cli.Context) error {
 	batches := make(chan *inputBatch, 4)
 	stop := make(chan struct{})
 	defer close(stop)
-	go readBatches(cdc.NewReader(in, e.inFormat, name), policy, batches, stop)
-
 	d := &demangler{recv: demangle.New(c.Uint64("start")), policy: policy, q: q}
+	go readBatches(cdc.NewReader(in, e.inFormat, name), policy, batches, stop, &d.pool)
+
 	outputs := make(chan []cdc.Message, 4)
 	written := make(chan error, 1)
 	go func() { written <- writeOutputs(cdc.NewWriter(e.stdout, e.outFormat), outputs) }()
@@ -96,6 +96,7 @@ func writeOutputs(w *cdc.Writer, outputs <-chan []cdc.Message) error {
 
 // demangler runs batches through an in-memory receiver.
 type demangler struct {
+	pool   batchPool
 	recv   *demangle.Receiver
 	policy cdc.ErrorPolicy
 	q      *rejectSink
@@ -134,6 +135,7 @@ func (d *demangler) run(batches <-chan *inputBatch, outputs chan<- []cdc.Message
 		if b.err != nil {
 			return withCode(exitFailure, b.err)
 		}
+		d.pool.put(b)
 	}
 	return nil
 }

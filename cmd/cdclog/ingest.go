@@ -106,6 +106,7 @@ func runIngest(c *cli.Context) error {
 // ingester feeds input files to a processor, a few requests in flight so
 // that decoding, the receiver and the commits overlap.
 type ingester struct {
+	pool    batchPool
 	e       *env
 	p       *recovery.Processor
 	policy  cdc.ErrorPolicy
@@ -139,8 +140,8 @@ func (in *ingester) file(ctx context.Context, name string) error {
 	batches := make(chan *inputBatch, 2)
 	stop := make(chan struct{})
 	defer close(stop)
-	go readBatches(src.reader, in.policy, batches, stop)
-	var pending []*recovery.Pending
+	go readBatches(src.reader, in.policy, batches, stop, &in.pool)
+	var pending []inFlight
 	var inputErr error
 	for b := range batches {
 		req := recovery.Request{Msgs: b.msgs, Pos: b.pos}
@@ -155,7 +156,7 @@ func (in *ingester) file(ctx context.Context, name string) error {
 		if err != nil {
 			return withCode(exitFailure, err)
 		}
-		pending = append(pending, w)
+		pending = append(pending, inFlight{w, b})
 		if len(pending) >= maxInFlight {
 			if err := in.wait(ctx, pending[0]); err != nil {
 				in.drain(ctx, pending[1:])
@@ -174,9 +175,19 @@ func (in *ingester) file(ctx context.Context, name string) error {
 	return inputErr
 }
 
+// inFlight is a submitted request and the batch it came from, recycled
+// once the request has committed.
+type inFlight struct {
+	w *recovery.Pending
+	b *inputBatch
+}
+
 // wait collects one request's result.
-func (in *ingester) wait(ctx context.Context, w *recovery.Pending) error {
-	res, err := w.Wait(ctx)
+func (in *ingester) wait(ctx context.Context, f inFlight) error {
+	res, err := f.w.Wait(ctx)
+	if err == nil || ctx.Err() == nil {
+		in.pool.put(f.b) // the processor is done with it
+	}
 	in.res.Accepted += res.Accepted
 	in.res.Duplicates += res.Duplicates
 	in.res.Stale += res.Stale
@@ -191,7 +202,7 @@ func (in *ingester) wait(ctx context.Context, w *recovery.Pending) error {
 
 // drain waits for every request still in flight and returns the first
 // error.
-func (in *ingester) drain(ctx context.Context, pending []*recovery.Pending) error {
+func (in *ingester) drain(ctx context.Context, pending []inFlight) error {
 	var first error
 	for _, w := range pending {
 		if err := in.wait(ctx, w); err != nil && first == nil {

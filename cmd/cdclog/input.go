@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 
 	"github.com/cdclog/cdclog/cdc"
 )
@@ -27,14 +28,34 @@ type inputBatch struct {
 	err error
 }
 
+// batchPool recycles batches once their messages have been pushed (the
+// receiver and the WAL keep copies of what they need), sparing the
+// collector a steady stream of large arrays. The zero value is ready.
+type batchPool struct{ p sync.Pool }
+
+func (bp *batchPool) get() *inputBatch {
+	if b, ok := bp.p.Get().(*inputBatch); ok {
+		return b
+	}
+	return &inputBatch{msgs: make([]cdc.Message, 0, batchSize), pos: make([]cdc.Pos, 0, batchSize)}
+}
+
+// put returns b for reuse; the caller no longer uses it.
+func (bp *batchPool) put(b *inputBatch) {
+	clear(b.msgs)
+	clear(b.pos)
+	*b = inputBatch{msgs: b.msgs[:0], pos: b.pos[:0]}
+	bp.p.Put(b)
+}
+
 // readBatches decodes r into batches sent on out, applying policy to
 // decode errors: fail stops at the first, skip and quarantine collect them
 // in the batch and go on (a fatal error always stops). It closes out at the
-// end; stop aborts it early.
-func readBatches(r *cdc.Reader, policy cdc.ErrorPolicy, out chan<- *inputBatch, stop <-chan struct{}) {
+// end; stop aborts it early. Batches come from pool.
+func readBatches(r *cdc.Reader, policy cdc.ErrorPolicy, out chan<- *inputBatch, stop <-chan struct{}, pool *batchPool) {
 	defer close(out)
 	for {
-		b := &inputBatch{msgs: make([]cdc.Message, 0, batchSize), pos: make([]cdc.Pos, 0, batchSize)}
+		b := pool.get()
 		var err error
 		for len(b.msgs) < batchSize {
 			b.msgs = b.msgs[:len(b.msgs)+1]
