@@ -26,7 +26,7 @@ type Processor struct {
 
 	requests chan *request
 	commits  chan *work
-	works    sync.Pool // of *work, recycled after commit
+	works    sync.Pool     // of *work, recycled after commit
 	done     chan struct{} // closed when both goroutines have ended
 
 	mu        sync.Mutex
