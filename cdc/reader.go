@@ -76,7 +76,9 @@ func (r *Reader) Pos() Pos { return r.pos }
 func (r *Reader) Raw() []byte { return r.raw }
 
 // Offset returns the byte offset just past the last message returned or
-// rejected (and past any blank lines before it): where to resume.
+// rejected (and past any blank lines before it): where to resume. After a
+// Fatal error it is the offset of the bad message, where the good input
+// ends (a torn tail of a msgpack file starts there).
 func (r *Reader) Offset() int64 { return r.offset }
 
 // Line returns the number of lines consumed so far (JSON Lines only).
@@ -325,6 +327,7 @@ func (r *Reader) acceptMsgpack(b []byte, n int, err error) error {
 	r.scanPending = 0
 	r.pos, r.raw = r.msgPos(), b[:n:n]
 	if n > r.max {
+		r.raw = nil
 		return r.decodeError(r.pos, true, "msgpack message at byte %d exceeds the %s message limit", r.offset, r.limit())
 	}
 	r.consume(n)
