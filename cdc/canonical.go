@@ -196,9 +196,9 @@ func canonObjectEnd(b []byte, i, depth int) (int, bool) {
 			return end, false
 		}
 		key := b[j+1 : end-1]
-		// Keys with escapes, and keys out of order or repeated, take the
-		// slow path, which compares unescaped bytes and reports duplicates.
-		if bytes.IndexByte(key, '\\') >= 0 || (k > 0 && bytes.Compare(prev, key) >= 0) {
+		// Keys out of order or repeated take the slow path, which reports
+		// duplicates.
+		if k > 0 && compareEscaped(prev, key) >= 0 {
 			return end, false
 		}
 		prev = key
@@ -216,6 +216,58 @@ func canonObjectEnd(b []byte, i, depth int) (int, bool) {
 			return j + 1, true
 		}
 		return j, false
+	}
+}
+
+// compareEscaped compares the unescaped bytes of two canonically escaped
+// string bodies. Every canonical escape stands for one ASCII byte.
+func compareEscaped(a, b []byte) int {
+	if bytes.IndexByte(a, '\\') < 0 && bytes.IndexByte(b, '\\') < 0 {
+		return bytes.Compare(a, b)
+	}
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		ca, na := unescapedByte(a, i)
+		cb, nb := unescapedByte(b, j)
+		if ca != cb {
+			if ca < cb {
+				return -1
+			}
+			return 1
+		}
+		i, j = na, nb
+	}
+	switch {
+	case i < len(a):
+		return 1
+	case j < len(b):
+		return -1
+	}
+	return 0
+}
+
+// unescapedByte returns the byte that s[i:] starts with once unescaped,
+// and where the next one starts; s is a canonical string body.
+func unescapedByte(s []byte, i int) (byte, int) {
+	if s[i] != '\\' {
+		return s[i], i + 1
+	}
+	switch e := s[i+1]; e {
+	case 'b':
+		return '\b', i + 2
+	case 'f':
+		return '\f', i + 2
+	case 'n':
+		return '\n', i + 2
+	case 'r':
+		return '\r', i + 2
+	case 't':
+		return '\t', i + 2
+	case 'u':
+		hi, _ := hex4(s, i+2)
+		return byte(hi), i + 6
+	default:
+		return e, i + 2
 	}
 }
 
