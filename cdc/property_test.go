@@ -293,6 +293,9 @@ func TestPropertyMessagesRoundTripThroughEveryCodec(t *testing.T) {
 		if err := ParseJSON(AppendJSON(nil, &m), &got); err != nil || !sameMessage(m, got) {
 			t.Fatalf("JSON: %v became %v (%v)", m, got, err)
 		}
+		if !parseJSONFast(AppendJSON(nil, &m), &got) {
+			t.Fatalf("the fast path refuses cdclog's own %s", AppendJSON(nil, &m))
+		}
 		if _, err := ParseMsgpack(AppendMsgpack(nil, &m), &got); err != nil || !sameMessage(m, got) {
 			t.Fatalf("msgpack: %v became %v (%v)", m, got, err)
 		}
