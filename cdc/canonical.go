@@ -25,7 +25,7 @@ func AppendCanonical(dst, value []byte) ([]byte, error) {
 	if end, ok := canonEnd(value, start, 0); ok && skipWS(value, end) == len(value) {
 		return append(dst, value[start:end]...), nil
 	}
-	w := canonWriter{src: value}
+	w := canonWriter{src: value, members: make([]member, 0, 8)}
 	out, end, err := w.value(dst, start, 0)
 	if err == nil {
 		if end = skipWS(value, end); end != len(value) {

@@ -248,7 +248,7 @@ func (d *jsonDecoder) data() ([]byte, error) {
 		d.i = end
 		return data, nil
 	}
-	w := canonWriter{src: d.b}
+	w := canonWriter{src: d.b, members: make([]member, 0, 8)}
 	data, end, err := w.value(make([]byte, 0, len(d.b)-d.i), d.i, 0)
 	if err != nil {
 		return nil, d.wrap(err)
