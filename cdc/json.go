@@ -232,7 +232,22 @@ func (d *jsonDecoder) number(what, field string) (num, error) {
 	return n, nil
 }
 
+// plainEnd reports whether a number read by fastUint or fastInt ends at
+// b[end], rather than going on with a fraction, an exponent or (after a
+// leading zero) more digits.
+func plainEnd(b []byte, end int) bool {
+	if end >= len(b) {
+		return true
+	}
+	c := b[end]
+	return c != '.' && c != 'e' && c != 'E' && !isDigit(c)
+}
+
 func (d *jsonDecoder) uint(what, field string) (uint64, error) {
+	if v, end, ok := fastUint(d.b, d.i); ok && plainEnd(d.b, end) {
+		d.i = end
+		return v, nil
+	}
 	n, err := d.number(what, field)
 	if err != nil {
 		return 0, err
@@ -282,10 +297,7 @@ func (d *jsonDecoder) update(m *Message) error {
 		case "diff":
 			bit = fDiff
 			if f.seen&bit == 0 {
-				var n num
-				if n, err = d.number(inUpdate, "diff"); err == nil {
-					f.u.Diff, err = n.asDiff(inUpdate)
-				}
+				f.u.Diff, err = d.diff()
 			}
 		default:
 			return unknownField(inUpdate, key, `"data", "time" and "diff"`)
@@ -334,4 +346,16 @@ func (d *jsonDecoder) finish(m *Message) error {
 	}
 	*m = Message{Kind: KindFinish, Finish: Finish{Time: t}}
 	return nil
+}
+
+func (d *jsonDecoder) diff() (int64, error) {
+	if v, end, ok := fastInt(d.b, d.i); ok && v != 0 && plainEnd(d.b, end) {
+		d.i = end
+		return v, nil
+	}
+	n, err := d.number(inUpdate, "diff")
+	if err != nil {
+		return 0, err
+	}
+	return n.asDiff(inUpdate)
 }

@@ -175,6 +175,10 @@ func (d *jsonDecoder) countEntry(k int) (Count, error) {
 // countUint reads field of count entry k, building the entry's name only
 // for an error.
 func (d *jsonDecoder) countUint(k int, field string) (uint64, error) {
+	if v, end, ok := fastUint(d.b, d.i); ok && plainEnd(d.b, end) {
+		d.i = end
+		return v, nil
+	}
 	if d.i < len(d.b) && (d.b[d.i] == '-' || isDigit(d.b[d.i])) {
 		if end, msg := numberEnd(d.b, d.i); msg == "" {
 			if v, ok := jsonNum(d.b[d.i:end]).uintOK(); ok {
