@@ -267,7 +267,10 @@ func (r *Reader) discardLine() error {
 
 func (r *Reader) nextMsgpack(m *Message) error {
 	for {
+		// Nothing past the limit is looked at, so the outcome does not
+		// depend on how much happens to be buffered.
 		b := r.buf[r.start:r.end]
+		b = b[:min(len(b), r.max)]
 		if len(b) > 0 {
 			if done, err := r.tryMsgpack(b, m); done {
 				return err
@@ -277,14 +280,14 @@ func (r *Reader) nextMsgpack(m *Message) error {
 		switch {
 		case len(b) == 0 && r.eof:
 			return r.atEnd()
+		case len(b) >= r.max:
+			r.pos, r.raw = r.msgPos(), nil
+			return r.decodeError(r.pos, true, "msgpack message at byte %d exceeds the %s message limit", r.offset, r.limit())
 		case r.eof && r.rerr != nil:
 			return r.rerr
 		case r.eof:
 			r.pos, r.raw = r.msgPos(), b
 			return r.decodeError(r.pos, true, "truncated msgpack message at byte %d", r.offset)
-		case len(b) >= r.max:
-			r.pos, r.raw = r.msgPos(), nil
-			return r.decodeError(r.pos, true, "msgpack message at byte %d exceeds the %s message limit", r.offset, r.limit())
 		}
 		r.fill()
 	}
@@ -326,10 +329,6 @@ func (r *Reader) tryMsgpack(b []byte, m *Message) (done bool, err error) {
 func (r *Reader) acceptMsgpack(b []byte, n int, err error) error {
 	r.scanPending = 0
 	r.pos, r.raw = r.msgPos(), b[:n:n]
-	if n > r.max {
-		r.raw = nil
-		return r.decodeError(r.pos, true, "msgpack message at byte %d exceeds the %s message limit", r.offset, r.limit())
-	}
 	r.consume(n)
 	if err != nil {
 		// A truncation cannot happen here, the extent being complete.
