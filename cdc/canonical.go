@@ -3,7 +3,6 @@ package cdc
 import (
 	"bytes"
 	"fmt"
-	"slices"
 	"unicode/utf8"
 )
 
@@ -26,7 +25,7 @@ func AppendCanonical(dst, value []byte) ([]byte, error) {
 	if end, ok := canonEnd(value, start, 0); ok && skipWS(value, end) == len(value) {
 		return append(dst, value[start:end]...), nil
 	}
-	w := canonWriter{src: value}
+	w := canonWriter{src: value, members: make([]member, 0, 8)}
 	out, end, err := w.value(dst, start, 0)
 	if err == nil {
 		if end = skipWS(value, end); end != len(value) {
@@ -196,9 +195,9 @@ func canonObjectEnd(b []byte, i, depth int) (int, bool) {
 			return end, false
 		}
 		key := b[j+1 : end-1]
-		// Keys with escapes, and keys out of order or repeated, take the
-		// slow path, which compares unescaped bytes and reports duplicates.
-		if bytes.IndexByte(key, '\\') >= 0 || (k > 0 && bytes.Compare(prev, key) >= 0) {
+		// Keys out of order or repeated take the slow path, which reports
+		// duplicates.
+		if k > 0 && compareEscaped(prev, key) >= 0 {
 			return end, false
 		}
 		prev = key
@@ -216,6 +215,58 @@ func canonObjectEnd(b []byte, i, depth int) (int, bool) {
 			return j + 1, true
 		}
 		return j, false
+	}
+}
+
+// compareEscaped compares the unescaped bytes of two canonically escaped
+// string bodies. Every canonical escape stands for one ASCII byte.
+func compareEscaped(a, b []byte) int {
+	if bytes.IndexByte(a, '\\') < 0 && bytes.IndexByte(b, '\\') < 0 {
+		return bytes.Compare(a, b)
+	}
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		ca, na := unescapedByte(a, i)
+		cb, nb := unescapedByte(b, j)
+		if ca != cb {
+			if ca < cb {
+				return -1
+			}
+			return 1
+		}
+		i, j = na, nb
+	}
+	switch {
+	case i < len(a):
+		return 1
+	case j < len(b):
+		return -1
+	}
+	return 0
+}
+
+// unescapedByte returns the byte that s[i:] starts with once unescaped,
+// and where the next one starts; s is a canonical string body.
+func unescapedByte(s []byte, i int) (byte, int) {
+	if s[i] != '\\' {
+		return s[i], i + 1
+	}
+	switch e := s[i+1]; e {
+	case 'b':
+		return '\b', i + 2
+	case 'f':
+		return '\f', i + 2
+	case 'n':
+		return '\n', i + 2
+	case 'r':
+		return '\r', i + 2
+	case 't':
+		return '\t', i + 2
+	case 'u':
+		hi, _ := hex4(s, i+2)
+		return byte(hi), i + 6
+	default:
+		return e, i + 2
 	}
 }
 
@@ -281,357 +332,4 @@ func numberEnd(b []byte, i int) (int, string) {
 		}
 	}
 	return j, ""
-}
-
-// canonWriter writes the canonical encoding of JSON text src, validating it.
-// Its buffers are reused across the values it writes.
-type canonWriter struct {
-	src     []byte
-	members []member // a stack: each open object's members
-	str     []byte   // scratch for a decoded string value
-	sortBuf []byte   // scratch for reordering members
-}
-
-// member is one object member already written to dst[start:end] as
-// "key":value; key is its unescaped name, srcOff where it was read.
-type member struct {
-	key        []byte
-	start, end int
-	srcOff     int
-}
-
-func (w *canonWriter) fail(off int, format string, args ...any) error {
-	return &jsonError{off: off, msg: fmt.Sprintf(format, args...)}
-}
-
-// value appends the canonical encoding of the value at src[i] (after
-// optional white space) and returns the offset just past it.
-func (w *canonWriter) value(dst []byte, i, depth int) ([]byte, int, error) {
-	i = skipWS(w.src, i)
-	if i >= len(w.src) {
-		return dst, i, w.fail(i, "unexpected end of input, expected a value")
-	}
-	switch c := w.src[i]; {
-	case c == '"':
-		var err error
-		if w.str, i, err = decodeString(w.str[:0], w.src, i); err != nil {
-			return dst, i, err
-		}
-		return appendQuoted(dst, w.str), i, nil
-	case c == '-' || isDigit(c):
-		end, msg := numberEnd(w.src, i)
-		if msg != "" {
-			return dst, end, w.fail(end, "%s", msg)
-		}
-		return append(dst, w.src[i:end]...), end, nil
-	case c == '{':
-		return w.object(dst, i, depth+1)
-	case c == '[':
-		return w.array(dst, i, depth+1)
-	case c == 't' || c == 'f' || c == 'n':
-		lit := "null"
-		switch c {
-		case 't':
-			lit = "true"
-		case 'f':
-			lit = "false"
-		}
-		end, ok := literalEnd(w.src, i, lit)
-		if !ok {
-			return dst, i, w.fail(i, "invalid literal, expected %s", lit)
-		}
-		return append(dst, lit...), end, nil
-	}
-	return dst, i, w.fail(i, "invalid character %s, expected a value", quoteChar(w.src, i))
-}
-
-func (w *canonWriter) array(dst []byte, i, depth int) ([]byte, int, error) {
-	if depth > MaxDepth {
-		return dst, i, w.fail(i, "nesting deeper than %d levels", MaxDepth)
-	}
-	dst = append(dst, '[')
-	i = skipWS(w.src, i+1)
-	if i < len(w.src) && w.src[i] == ']' {
-		return append(dst, ']'), i + 1, nil
-	}
-	for {
-		var err error
-		if dst, i, err = w.value(dst, i, depth); err != nil {
-			return dst, i, err
-		}
-		i = skipWS(w.src, i)
-		if i >= len(w.src) {
-			return dst, i, w.fail(i, "unexpected end of input in array")
-		}
-		switch w.src[i] {
-		case ',':
-			dst = append(dst, ',')
-			i++
-		case ']':
-			return append(dst, ']'), i + 1, nil
-		default:
-			return dst, i, w.fail(i, "invalid character %s in array, expected ',' or ']'", quoteChar(w.src, i))
-		}
-	}
-}
-
-func (w *canonWriter) object(dst []byte, i, depth int) ([]byte, int, error) {
-	if depth > MaxDepth {
-		return dst, i, w.fail(i, "nesting deeper than %d levels", MaxDepth)
-	}
-	dst = append(dst, '{')
-	body := len(dst)
-	base := len(w.members)
-	defer func() { w.members = w.members[:base] }()
-	i = skipWS(w.src, i+1)
-	if i < len(w.src) && w.src[i] == '}' {
-		return append(dst, '}'), i + 1, nil
-	}
-	for {
-		var err error
-		var key []byte
-		keyOff := i
-		if key, i, err = w.key(i); err != nil {
-			return dst, i, err
-		}
-		start := len(dst)
-		dst = append(appendQuoted(dst, key), ':')
-		if dst, i, err = w.value(dst, i, depth); err != nil {
-			return dst, i, err
-		}
-		w.members = append(w.members, member{key: key, start: start, end: len(dst), srcOff: keyOff})
-		i = skipWS(w.src, i)
-		if i >= len(w.src) {
-			return dst, i, w.fail(i, "unexpected end of input in object")
-		}
-		switch w.src[i] {
-		case ',':
-			dst = append(dst, ',')
-			i = skipWS(w.src, i+1)
-		case '}':
-			dst, err = w.sortMembers(dst, body, w.members[base:])
-			return append(dst, '}'), i + 1, err
-		default:
-			return dst, i, w.fail(i, "invalid character %s in object, expected ',' or '}'", quoteChar(w.src, i))
-		}
-	}
-}
-
-// key reads an object key and its colon. The key aliases src when it has
-// no escapes.
-func (w *canonWriter) key(i int) ([]byte, int, error) {
-	if i >= len(w.src) {
-		return nil, i, w.fail(i, "unexpected end of input, expected a string key")
-	}
-	if w.src[i] != '"' {
-		return nil, i, w.fail(i, "invalid character %s, expected a string key", quoteChar(w.src, i))
-	}
-	key, end, err := readKey(w.src, i)
-	if err != nil {
-		return nil, end, err
-	}
-	end = skipWS(w.src, end)
-	if end >= len(w.src) || w.src[end] != ':' {
-		if end >= len(w.src) {
-			return nil, end, w.fail(end, "unexpected end of input, expected ':' after object key")
-		}
-		return nil, end, w.fail(end, "invalid character %s after object key, expected ':'", quoteChar(w.src, end))
-	}
-	return key, end + 1, nil
-}
-
-// readKey reads the string at src[i]: it aliases src when the string has no
-// escapes, and is a fresh copy otherwise.
-func readKey(src []byte, i int) ([]byte, int, error) {
-	j := i + 1
-	for j < len(src) && plain[src[j]] {
-		j++
-	}
-	if j < len(src) && src[j] == '"' {
-		return src[i+1 : j : j], j + 1, nil
-	}
-	return decodeString(nil, src, i)
-}
-
-// sortMembers puts the members written in dst[body:] in key order and
-// rejects duplicate keys.
-func (w *canonWriter) sortMembers(dst []byte, body int, ms []member) ([]byte, error) {
-	return sortMembers(dst, body, ms, &w.sortBuf, func(m member) error {
-		return w.fail(m.srcOff, "duplicate key %q in object", m.key)
-	})
-}
-
-// sortMembers reorders the members written in dst[body:], comma separated,
-// by key, using *scratch; dup reports the later of two equal keys.
-func sortMembers(dst []byte, body int, ms []member, scratch *[]byte, dup func(member) error) ([]byte, error) {
-	sorted := true
-	for k := 1; k < len(ms); k++ {
-		switch c := bytes.Compare(ms[k-1].key, ms[k].key); {
-		case c == 0:
-			return dst, dup(ms[k])
-		case c > 0:
-			sorted = false
-		}
-	}
-	if sorted {
-		return dst, nil
-	}
-	slices.SortStableFunc(ms, func(a, b member) int { return bytes.Compare(a.key, b.key) })
-	for k := 1; k < len(ms); k++ {
-		if bytes.Equal(ms[k-1].key, ms[k].key) {
-			later := ms[k]
-			if ms[k-1].srcOff > later.srcOff {
-				later = ms[k-1]
-			}
-			return dst, dup(later)
-		}
-	}
-	*scratch = append((*scratch)[:0], dst[body:]...)
-	dst = dst[:body]
-	for k, m := range ms {
-		if k > 0 {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, (*scratch)[m.start-body:m.end-body]...)
-	}
-	return dst, nil
-}
-
-// decodeString appends the unescaped content of the JSON string at src[i]
-// to buf and returns the offset past its closing quote. It rejects invalid
-// UTF-8, raw control characters and lone surrogates.
-func decodeString(buf, src []byte, i int) ([]byte, int, error) {
-	j := i + 1
-	for {
-		run := j
-		for j < len(src) && plain[src[j]] {
-			j++
-		}
-		buf = append(buf, src[run:j]...)
-		if j >= len(src) {
-			return buf, j, &jsonError{off: j, msg: "unexpected end of input in string"}
-		}
-		switch c := src[j]; {
-		case c == '"':
-			return buf, j + 1, nil
-		case c == '\\':
-			var err error
-			if buf, j, err = decodeEscape(buf, src, j); err != nil {
-				return buf, j, err
-			}
-		case c < 0x20:
-			return buf, j, &jsonError{off: j, msg: fmt.Sprintf("%s in string (control characters must be escaped)", quoteChar(src, j))}
-		default:
-			r, size := utf8.DecodeRune(src[j:])
-			if r == utf8.RuneError && size == 1 {
-				return buf, j, &jsonError{off: j, msg: "invalid UTF-8 in string"}
-			}
-			buf = append(buf, src[j:j+size]...)
-			j += size
-		}
-	}
-}
-
-// decodeEscape decodes the escape at src[j] (a backslash) into buf.
-func decodeEscape(buf, src []byte, j int) ([]byte, int, error) {
-	if j+1 >= len(src) {
-		return buf, j + 1, &jsonError{off: j + 1, msg: "unexpected end of input in string escape"}
-	}
-	switch e := src[j+1]; e {
-	case '"', '\\', '/':
-		return append(buf, e), j + 2, nil
-	case 'b':
-		return append(buf, '\b'), j + 2, nil
-	case 'f':
-		return append(buf, '\f'), j + 2, nil
-	case 'n':
-		return append(buf, '\n'), j + 2, nil
-	case 'r':
-		return append(buf, '\r'), j + 2, nil
-	case 't':
-		return append(buf, '\t'), j + 2, nil
-	case 'u':
-		r, ok := hex4(src, j+2)
-		if !ok {
-			return buf, j, &jsonError{off: j, msg: "invalid \\u escape, expected four hex digits"}
-		}
-		if r >= 0xD800 && r < 0xDC00 && j+7 < len(src) && src[j+6] == '\\' && src[j+7] == 'u' {
-			if lo, ok := hex4(src, j+8); ok && lo >= 0xDC00 && lo < 0xE000 {
-				return utf8.AppendRune(buf, 0x10000+(r-0xD800)<<10+(lo-0xDC00)), j + 12, nil
-			}
-		}
-		if r >= 0xD800 && r < 0xE000 {
-			return buf, j, &jsonError{off: j, msg: fmt.Sprintf("lone surrogate %s in string", src[j:j+6])}
-		}
-		return utf8.AppendRune(buf, r), j + 6, nil
-	}
-	return buf, j, &jsonError{off: j, msg: fmt.Sprintf("invalid escape %s in string", quoteChar(src, j+1))}
-}
-
-func hex4(b []byte, i int) (rune, bool) {
-	if i+4 > len(b) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[i : i+4] {
-		var d byte
-		switch {
-		case c >= '0' && c <= '9':
-			d = c - '0'
-		case c >= 'a' && c <= 'f':
-			d = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			d = c - 'A' + 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(d)
-	}
-	return r, true
-}
-
-// appendQuoted appends s, valid UTF-8, as a canonical JSON string.
-func appendQuoted(dst, s []byte) []byte {
-	dst = append(dst, '"')
-	run := 0
-	for k := 0; k < len(s); k++ {
-		c := s[k]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		dst = append(dst, s[run:k]...)
-		run = k + 1
-		switch {
-		case c == '"' || c == '\\':
-			dst = append(dst, '\\', c)
-		case shortEscape[c] != 0:
-			dst = append(dst, '\\', shortEscape[c])
-		default:
-			const hex = "0123456789abcdef"
-			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-		}
-	}
-	dst = append(dst, s[run:]...)
-	return append(dst, '"')
-}
-
-// quoteChar describes the byte at b[i] for an error message.
-func quoteChar(b []byte, i int) string {
-	if i >= len(b) {
-		return "end of input"
-	}
-	c := b[i]
-	switch {
-	case c == 0:
-		return "NUL byte"
-	case c < 0x20 || c == 0x7f:
-		return fmt.Sprintf("control character 0x%02x", c)
-	case c >= 0x80:
-		r, _ := utf8.DecodeRune(b[i:])
-		if r == utf8.RuneError {
-			return fmt.Sprintf("byte 0x%02x", c)
-		}
-		return fmt.Sprintf("%q", r)
-	}
-	return fmt.Sprintf("'%c'", c)
 }

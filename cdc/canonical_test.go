@@ -141,3 +141,22 @@ func TestAppendCanonicalCanonicalInputNeedsNoAllocation(t *testing.T) {
 		t.Errorf("AppendCanonical of canonical input allocates %v times", allocs)
 	}
 }
+
+func TestIsCanonicalAcceptsEscapedKeysInOrder(t *testing.T) {
+	for _, in := range []string{
+		`{"\"":""}`, `{"\u0000":1,"\u0001":2,"\b":3,"\t":4,"\n":5,"\u000b":6,"\f":7,"\r":8,"\"":9,"\\":10,"a":11}`,
+		`{"a":1,"a\n":2,"a\"":3}`, `{"\n":1,"\na":2}`,
+	} {
+		if !IsCanonical([]byte(in)) {
+			t.Errorf("IsCanonical(%s) = false", in)
+		}
+		if got, err := AppendCanonical(nil, []byte(in)); err != nil || string(got) != in {
+			t.Errorf("AppendCanonical(%s) = %s, %v", in, got, err)
+		}
+	}
+	for _, in := range []string{`{"\n":1,"\t":2}`, `{"\"":1,"\"":2}`, `{"a\"":1,"a\n":2}`} {
+		if IsCanonical([]byte(in)) {
+			t.Errorf("IsCanonical(%s) = true", in)
+		}
+	}
+}

@@ -26,6 +26,12 @@
 // canonical encodings are equal, so {"a":1,"b":2} equals {"b":2,"a":1}, but 1
 // and 1.0 are different data.
 //
+// Data must also be I-JSON (RFC 7493): duplicate object keys, invalid UTF-8
+// and lone surrogate escapes (\ud800) are rejected, not repaired, since
+// replacing them with U+FFFD as encoding/json does would make different
+// inputs equal data and silently merge updates. Nesting deeper than MaxDepth
+// is rejected too. AppendCanonical and IsCanonical expose these rules.
+//
 // # Formats
 //
 // JSON Lines (one message per line, a tagged union):
@@ -39,7 +45,47 @@
 // (meaning lower 7, upper 8, counts [{7,2}]) and {"finish":{"time":7}}.
 // Output is always the primary form above.
 //
+// Decisions where the contract is silent:
+//
+//   - A time, count or diff may be written in any JSON form whose value is
+//     an exact integer in range: 7, 7.0, 7e0 and 70E-1 are all 7, and -0
+//     is 0; 7.5 is an error, never truncated. The same holds for msgpack
+//     floats.
+//   - "counts": null means no counts, as absent does (Go encoders write nil
+//     slices as null). Explicit zero counts are accepted and dropped; the
+//     same count given twice for a time is kept once; two different counts
+//     for a time are an error. Counts come out sorted by time.
+//   - Field order is free, white space is allowed wherever JSON allows it,
+//     and keys may be escaped ("d\u0061ta" is "data"). Unknown fields,
+//     duplicate fields and more than one tag are errors.
+//   - Error columns are 1-based byte offsets into the line.
+//
+// ParseJSON has a fast path for the exact compact shapes that AppendJSON
+// writes, which allocates nothing for an update whose data is canonical
+// (the data then aliases the line); everything else goes through a general
+// decoder, and both are fuzzed against each other.
+//
 // msgpack carries the same maps with the same keys, one message after the
 // other with no framing; data is a native msgpack value (maps with string
-// keys, arrays, strings, numbers, booleans, nil).
+// keys, arrays, strings, numbers, booleans, nil). JSON numbers written as
+// integers that fit an int64 or uint64 travel as msgpack integers, all
+// others as float64, so msgpack cannot carry every JSON number exactly:
+// 7.0 comes back as 7, and a number beyond float64's range cannot be
+// written at all (it becomes an infinity, which decoders reject). Use
+// JSON Lines when data holds such numbers.
+//
+// The write-ahead log uses a third encoding, AppendBinary and ParseBinary:
+// compact msgpack arrays that keep data as its canonical JSON bytes, so it
+// is lossless (see binary.go for the layout).
+//
+// # Reading and writing streams
+//
+// A Reader decodes a stream and names the source, line (JSON Lines) and
+// byte offset of every message it rejects; after a bad JSON line, or a
+// well-formed msgpack message of the wrong shape, it goes on with the next
+// message. Input that is not msgpack at all, a truncated last msgpack
+// message and a msgpack message beyond MaxMessageSize are fatal, since the
+// next message's start cannot be found. JSON lines longer than
+// MaxMessageSize are reported and skipped. Messages a Reader returns stay
+// valid after later calls, so they can be handed to other goroutines.
 package cdc

@@ -1,6 +1,9 @@
 package cdc
 
-import "slices"
+import (
+	"fmt"
+	"slices"
+)
 
 // This file holds the rules that the JSON and msgpack decoders share once
 // they have read a message's fields: which fields a tag has, which are
@@ -174,3 +177,9 @@ func duplicate(what, field string) error {
 func unknownField(what string, key []byte, want string) error {
 	return errorf("%sunknown field %q (want %s)", what, key, want)
 }
+
+// countElem names entry k of "counts" as a value.
+func countElem(k int) string { return fmt.Sprintf("%scounts[%d] ", inProgress, k) }
+
+// countWhat names entry k of "counts" in an error.
+func countWhat(k int) string { return fmt.Sprintf("%scounts[%d]: ", inProgress, k) }

@@ -11,13 +11,33 @@ import (
 // data reads a msgpack value and returns its canonical JSON encoding in a
 // fresh buffer.
 func (d *mpDecoder) data() ([]byte, error) {
-	c := mpToJSON{d: d}
-	return c.value(make([]byte, 0, 16), 0)
+	// A string, the most common data, needs no converter state.
+	if c, err := d.peek(); err == nil && (c >= 0xa0 && c <= 0xbf || c >= 0xd9 && c <= 0xdb) {
+		_, n, err := d.header()
+		if err != nil {
+			return nil, err
+		}
+		s, err := d.bytes(n)
+		if err != nil {
+			return nil, err
+		}
+		if !utf8.Valid(s) {
+			return nil, dataError("has a string that is not valid UTF-8")
+		}
+		return appendQuoted(make([]byte, 0, len(s)+2), s), nil
+	}
+	// The converter works on a copy of the decoder, so that d itself need
+	// not escape to the heap.
+	var stack [8]member
+	c := mpToJSON{mpDecoder: *d, members: stack[:0]}
+	data, err := c.value(make([]byte, 0, 64), 0)
+	d.i = c.i
+	return data, err
 }
 
 // mpToJSON converts msgpack values to canonical JSON.
 type mpToJSON struct {
-	d       *mpDecoder
+	mpDecoder
 	members []member // a stack: each open map's members
 	sortBuf []byte
 }
@@ -27,7 +47,7 @@ func dataError(format string, args ...any) error {
 }
 
 func (c *mpToJSON) value(dst []byte, depth int) ([]byte, error) {
-	d := c.d
+	d := &c.mpDecoder
 	start := d.i
 	if n, ok, err := d.number(); err != nil {
 		return dst, err
@@ -117,8 +137,8 @@ func (c *mpToJSON) object(dst []byte, n, depth int) ([]byte, error) {
 		if k > 0 {
 			dst = append(dst, ',')
 		}
-		keyOff := c.d.i
-		key, err := c.d.key(inUpdate + `"data" map key `)
+		keyOff := c.i
+		key, err := c.key(inUpdate + `"data" map key `)
 		if err != nil {
 			return dst, err
 		}

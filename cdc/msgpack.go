@@ -48,18 +48,30 @@ func (d *mpDecoder) mapOf(what string) (int, error) {
 	return n, err
 }
 
-// key reads a map key, which must be a string.
+// key reads a map key, which must be a string; what names the map in the
+// error.
 func (d *mpDecoder) key(what string) ([]byte, error) {
+	key, ok, err := d.keyOK()
+	if err == nil && !ok {
+		err = d.wrongType(what, "", "a string (a map key)")
+	}
+	return key, err
+}
+
+// keyOK reads a map key, or reports that the next value is not a string
+// without consuming it.
+func (d *mpDecoder) keyOK() ([]byte, bool, error) {
 	start := d.i
 	family, n, err := d.header()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if family != mpStr {
 		d.i = start
-		return nil, d.wrongType(what, "", "a string (a map key)")
+		return nil, false, nil
 	}
-	return d.bytes(n)
+	key, err := d.bytes(n)
+	return key, true, err
 }
 
 func (d *mpDecoder) message(m *Message) error {
@@ -328,7 +340,10 @@ func (d *mpDecoder) countEntry(k int) (Count, error) {
 	}
 	var f countFields
 	for ; n > 0; n-- {
-		key, err := d.key(countWhat(k) + "field name ")
+		key, ok, err := d.keyOK()
+		if err == nil && !ok {
+			err = d.wrongType(countWhat(k)+"field name ", "", "a string (a map key)")
+		}
 		if err != nil {
 			return Count{}, err
 		}

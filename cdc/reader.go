@@ -76,7 +76,9 @@ func (r *Reader) Pos() Pos { return r.pos }
 func (r *Reader) Raw() []byte { return r.raw }
 
 // Offset returns the byte offset just past the last message returned or
-// rejected (and past any blank lines before it): where to resume.
+// rejected (and past any blank lines before it): where to resume. After a
+// Fatal error it is the offset of the bad message, where the good input
+// ends (a torn tail of a msgpack file starts there).
 func (r *Reader) Offset() int64 { return r.offset }
 
 // Line returns the number of lines consumed so far (JSON Lines only).
@@ -265,7 +267,10 @@ func (r *Reader) discardLine() error {
 
 func (r *Reader) nextMsgpack(m *Message) error {
 	for {
+		// Nothing past the limit is looked at, so the outcome does not
+		// depend on how much happens to be buffered.
 		b := r.buf[r.start:r.end]
+		b = b[:min(len(b), r.max)]
 		if len(b) > 0 {
 			if done, err := r.tryMsgpack(b, m); done {
 				return err
@@ -275,14 +280,14 @@ func (r *Reader) nextMsgpack(m *Message) error {
 		switch {
 		case len(b) == 0 && r.eof:
 			return r.atEnd()
+		case len(b) >= r.max:
+			r.pos, r.raw = r.msgPos(), nil
+			return r.decodeError(r.pos, true, "msgpack message at byte %d exceeds the %s message limit", r.offset, r.limit())
 		case r.eof && r.rerr != nil:
 			return r.rerr
 		case r.eof:
 			r.pos, r.raw = r.msgPos(), b
 			return r.decodeError(r.pos, true, "truncated msgpack message at byte %d", r.offset)
-		case len(b) >= r.max:
-			r.pos, r.raw = r.msgPos(), nil
-			return r.decodeError(r.pos, true, "msgpack message at byte %d exceeds the %s message limit", r.offset, r.limit())
 		}
 		r.fill()
 	}
@@ -324,9 +329,6 @@ func (r *Reader) tryMsgpack(b []byte, m *Message) (done bool, err error) {
 func (r *Reader) acceptMsgpack(b []byte, n int, err error) error {
 	r.scanPending = 0
 	r.pos, r.raw = r.msgPos(), b[:n:n]
-	if n > r.max {
-		return r.decodeError(r.pos, true, "msgpack message at byte %d exceeds the %s message limit", r.offset, r.limit())
-	}
 	r.consume(n)
 	if err != nil {
 		// A truncation cannot happen here, the extent being complete.
