@@ -65,8 +65,10 @@ func runDemangle(c *cli.Context) error {
 	defer close(stop)
 	go readBatches(cdc.NewReader(in, e.inFormat, name), policy, batches, stop)
 
-	d := &demangler{recv: demangle.New(c.Uint64("start")), w: cdc.NewWriter(e.stdout, e.outFormat), policy: policy, q: q}
+	d := &demangler{recv: demangle.New(c.Uint64("start")), w: cdc.NewWriter(e.stdout, e.outFormat), policy: policy, q: q,
+		prog: newInputProgress(e, c.Command.Name, []string{c.Args().First()})}
 	runErr := d.run(batches)
+	d.prog.finish()
 	if err := d.w.Flush(); err != nil && runErr == nil {
 		runErr = withCode(exitFailure, fmt.Errorf("write output: %w", err))
 	}
@@ -82,6 +84,7 @@ type demangler struct {
 	q      *rejectSink
 	in     uint64
 	out    uint64
+	prog   *inputProgress // nil unless stderr is a terminal
 }
 
 func (d *demangler) run(batches <-chan *inputBatch) error {
@@ -111,6 +114,7 @@ func (d *demangler) run(batches <-chan *inputBatch) error {
 				return err
 			}
 		}
+		d.prog.batch(b.offset, len(b.msgs)+len(b.rejects), d.recv.Frontier)
 		if b.err != nil {
 			return withCode(exitFailure, b.err)
 		}
