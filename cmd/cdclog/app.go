@@ -47,6 +47,7 @@ func commands() []*cli.Command {
 	return []*cli.Command{
 		demangleCommand(),
 		ingestCommand(),
+		replayCommand(),
 		inspectCommand(),
 		mergeCommand(),
 	}

@@ -71,5 +71,8 @@ func progressCommands(db, in string) [][]string {
 	return [][]string{
 		{"ingest", "--db", db, "--out", filepath.Join(filepath.Dir(db), "out.jsonl"), in},
 		{"demangle", in},
+		{"replay", "--db", db},
+		{"replay", "--db", db, "--rederive"},
+		{"replay", "--db", db, "--verify"},
 	}
 }

@@ -239,6 +239,7 @@ func TestReadOnlyCommandsDoNotChangeTheDatabase(t *testing.T) {
 		{"inspect", "--db", db}, {"inspect", "--db", db, "status", "--json"},
 		{"inspect", "--db", db, "pending"}, {"inspect", "--db", db, "wal"}, {"inspect", "--db", db, "wal", "--json"},
 		{"inspect", "--db", db, "output"}, {"inspect", "--db", db, "quarantine", "--json"},
+		{"replay", "--db", db}, {"replay", "--db", db, "--rederive"}, {"replay", "--db", db, "--verify"},
 	} {
 		if code, _, stderr := runCLI(t, "", args...); code != 0 {
 			t.Fatalf("%q: exit %d: %s", args, code, stderr)
@@ -263,6 +264,8 @@ func TestDatabaseCommandsReportTheLockQuickly(t *testing.T) {
 	for _, args := range [][]string{
 		{"inspect", "--db", db, "--lock-timeout", "200ms"},
 		{"inspect", "--db", db, "wal", "--lock-timeout", "200ms"},
+		{"replay", "--db", db, "--lock-timeout", "200ms"},
+		{"replay", "--db", db, "--verify", "--lock-timeout", "200ms"},
 	} {
 		start := time.Now()
 		code, out, stderr := runCLI(t, "", args...)
@@ -281,7 +284,7 @@ func TestDatabaseCommandsOnAMissingOrForeignFile(t *testing.T) {
 	missing := filepath.Join(dir, "missing.db")
 	foreign := writeFile(t, dir, "foreign.db", strings.Repeat("not a database\n", 1000))
 	for _, args := range [][]string{
-		{"inspect", "--db", missing},
+		{"inspect", "--db", missing}, {"replay", "--db", missing},
 	} {
 		code, _, stderr := runCLI(t, "", args...)
 		if code != exitFailure || !strings.Contains(stderr, "no database at this path") {
@@ -291,7 +294,7 @@ func TestDatabaseCommandsOnAMissingOrForeignFile(t *testing.T) {
 	if _, err := os.Stat(missing); err == nil {
 		t.Fatal("a command created the missing database")
 	}
-	for _, args := range [][]string{{"inspect", "--db", foreign}} {
+	for _, args := range [][]string{{"inspect", "--db", foreign}, {"replay", "--db", foreign}} {
 		code, _, stderr := runCLI(t, "", args...)
 		if code != exitFailure || !strings.Contains(stderr, "not a cdclog database") {
 			t.Fatalf("%q: exit %d: %s", args, code, stderr)
@@ -320,7 +323,7 @@ func TestInspectUsageErrors(t *testing.T) {
 func TestEveryDatabaseCommandHasHelpWithExamples(t *testing.T) {
 	for _, args := range [][]string{
 		{"inspect"}, {"inspect", "status"}, {"inspect", "pending"}, {"inspect", "wal"},
-		{"inspect", "output"}, {"inspect", "quarantine"},
+		{"inspect", "output"}, {"inspect", "quarantine"}, {"replay"},
 	} {
 		code, out, stderr := runCLI(t, "", append(args, "--help")...)
 		if code != 0 || !strings.Contains(out, "Examples:") || !strings.Contains(out, "cdclog "+strings.Join(args, " ")) {

@@ -32,7 +32,8 @@ type progressOptions struct {
 	// total is the count at the end; zero or less means unknown (spinner).
 	total int64
 	// bytes counts bytes (shown as sizes, rate in B/s); otherwise items
-	// named unit ("records").
+	// named unit ("record"). With neither, a spinner shows only the time
+	// elapsed.
 	bytes bool
 	unit  string
 }
@@ -59,15 +60,15 @@ func newProgressTo(w io.Writer, o progressOptions) *progress {
 		progressbar.OptionClearOnFinish(),
 		progressbar.OptionSetRenderBlankState(true),
 		progressbar.OptionSpinnerType(14),
-		progressbar.OptionShowCount(),
 		progressbar.OptionShowTotalBytes(o.total > 0),
 		progressbar.OptionSetPredictTime(o.total > 0),
 		progressbar.OptionSetElapsedTime(true),
 	}
-	if o.bytes {
-		opts = append(opts, progressbar.OptionShowBytes(true), progressbar.OptionUseIECUnits(true))
-	} else {
-		opts = append(opts, progressbar.OptionShowIts(), progressbar.OptionSetItsString(o.unit))
+	switch {
+	case o.bytes:
+		opts = append(opts, progressbar.OptionShowCount(), progressbar.OptionShowBytes(true), progressbar.OptionUseIECUnits(true))
+	case o.unit != "":
+		opts = append(opts, progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString(o.unit))
 	}
 	total := o.total
 	if total <= 0 {
