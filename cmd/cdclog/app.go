@@ -50,5 +50,6 @@ func commands() []*cli.Command {
 		replayCommand(),
 		inspectCommand(),
 		mergeCommand(),
+		gcCommand(),
 	}
 }

@@ -74,5 +74,6 @@ func progressCommands(db, in string) [][]string {
 		{"replay", "--db", db},
 		{"replay", "--db", db, "--rederive"},
 		{"replay", "--db", db, "--verify"},
+		{"gc", "--db", db},
 	}
 }

@@ -266,6 +266,7 @@ func TestDatabaseCommandsReportTheLockQuickly(t *testing.T) {
 		{"inspect", "--db", db, "wal", "--lock-timeout", "200ms"},
 		{"replay", "--db", db, "--lock-timeout", "200ms"},
 		{"replay", "--db", db, "--verify", "--lock-timeout", "200ms"},
+		{"gc", "--db", db, "--lock-timeout", "200ms"},
 	} {
 		start := time.Now()
 		code, out, stderr := runCLI(t, "", args...)
@@ -284,7 +285,7 @@ func TestDatabaseCommandsOnAMissingOrForeignFile(t *testing.T) {
 	missing := filepath.Join(dir, "missing.db")
 	foreign := writeFile(t, dir, "foreign.db", strings.Repeat("not a database\n", 1000))
 	for _, args := range [][]string{
-		{"inspect", "--db", missing}, {"replay", "--db", missing},
+		{"inspect", "--db", missing}, {"replay", "--db", missing}, {"gc", "--db", missing},
 	} {
 		code, _, stderr := runCLI(t, "", args...)
 		if code != exitFailure || !strings.Contains(stderr, "no database at this path") {
@@ -294,7 +295,7 @@ func TestDatabaseCommandsOnAMissingOrForeignFile(t *testing.T) {
 	if _, err := os.Stat(missing); err == nil {
 		t.Fatal("a command created the missing database")
 	}
-	for _, args := range [][]string{{"inspect", "--db", foreign}, {"replay", "--db", foreign}} {
+	for _, args := range [][]string{{"inspect", "--db", foreign}, {"replay", "--db", foreign}, {"gc", "--db", foreign}} {
 		code, _, stderr := runCLI(t, "", args...)
 		if code != exitFailure || !strings.Contains(stderr, "not a cdclog database") {
 			t.Fatalf("%q: exit %d: %s", args, code, stderr)
@@ -323,7 +324,7 @@ func TestInspectUsageErrors(t *testing.T) {
 func TestEveryDatabaseCommandHasHelpWithExamples(t *testing.T) {
 	for _, args := range [][]string{
 		{"inspect"}, {"inspect", "status"}, {"inspect", "pending"}, {"inspect", "wal"},
-		{"inspect", "output"}, {"inspect", "quarantine"}, {"replay"},
+		{"inspect", "output"}, {"inspect", "quarantine"}, {"replay"}, {"gc"},
 	} {
 		code, out, stderr := runCLI(t, "", append(args, "--help")...)
 		if code != 0 || !strings.Contains(out, "Examples:") || !strings.Contains(out, "cdclog "+strings.Join(args, " ")) {
