@@ -68,9 +68,13 @@ func runInspectOutput(c *cli.Context) (err error) {
 		if err = ignoreLimit(err); err != nil {
 			return withCode(exitFailure, fmt.Errorf("read output log: %w", err))
 		}
-		if t != nil {
-			return t.flush()
+		if t == nil {
+			return nil
 		}
-		return nil
+		if n == 0 { // the header stays unwritten in the table's buffer
+			_, err := fmt.Fprintln(w, "no output records from this sequence number on")
+			return err
+		}
+		return t.flush()
 	})
 }

@@ -159,6 +159,9 @@ func TestInspectWALFiltersByTime(t *testing.T) {
 		!regexp.MustCompile(`(?m)^6 +\d+ +\S*in\.jsonl:\d+ +progress\[6, 7\)\{6:2\}$`).MatchString(text) {
 		t.Fatalf("wal table:\n%s", text)
 	}
+	if out := inspect(t, db, "wal", "--from-time", "20"); out != "no WAL entries in the time range\n" {
+		t.Fatalf("empty range: %q", out)
+	}
 	if code, _, stderr := runCLI(t, "", "inspect", "--db", db, "wal", "--from-time", "7", "--to-time", "6"); code != exitUsage {
 		t.Fatalf("--to-time before --from-time: exit %d: %s", code, stderr)
 	}
@@ -179,6 +182,9 @@ func TestInspectOutputShowsSequenceNumbers(t *testing.T) {
 	}
 	if len(got) != 2 || got[0].Seq != 3 || got[1].Seq != 4 || string(got[0].Message) != want[2] || string(got[1].Message) != want[3] {
 		t.Fatalf("output --from-seq 3 --limit 2:\n%s\nwant records 3 and 4 of:\n%s", out, file)
+	}
+	if out := inspect(t, db, "output", "--from-seq", "100000"); out != "no output records from this sequence number on\n" {
+		t.Fatalf("past the end: %q", out)
 	}
 	text := inspect(t, db, "output", "--limit", "1")
 	if !regexp.MustCompile(`^SEQ +MESSAGE\n1 +(update\(|progress\[)\S.*\n$`).MatchString(text) {

@@ -85,9 +85,13 @@ func runInspectWAL(c *cli.Context) (err error) {
 		if err = ignoreLimit(err); err != nil {
 			return withCode(exitFailure, fmt.Errorf("read WAL: %w", err))
 		}
-		if t != nil {
-			return t.flush()
+		if t == nil {
+			return nil
 		}
-		return nil
+		if n == 0 { // the header stays unwritten in the table's buffer
+			_, err := fmt.Fprintln(w, "no WAL entries in the time range")
+			return err
+		}
+		return t.flush()
 	})
 }
