@@ -60,6 +60,9 @@ func commands() []*cli.Command {
 		convertCommand(),
 		demangleCommand(),
 		ingestCommand(),
+		replayCommand(),
+		inspectCommand(),
 		mergeCommand(),
+		gcCommand(),
 	}
 }

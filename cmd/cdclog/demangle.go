@@ -63,13 +63,15 @@ func runDemangle(c *cli.Context) error {
 	batches := make(chan *inputBatch, 4)
 	stop := make(chan struct{})
 	defer close(stop)
-	d := &demangler{recv: demangle.New(c.Uint64("start")), policy: policy, q: q}
+	d := &demangler{recv: demangle.New(c.Uint64("start")), policy: policy, q: q,
+		prog: newInputProgress(e, c.Command.Name, []string{c.Args().First()})}
 	go readBatches(cdc.NewReader(in, e.inFormat, name), policy, batches, stop, &d.pool)
 
 	outputs := make(chan []cdc.Message, 4)
 	written := make(chan error, 1)
 	go func() { written <- writeOutputs(cdc.NewWriter(e.stdout, e.outFormat), outputs) }()
 	runErr := d.run(batches, outputs)
+	d.prog.finish()
 	close(outputs)
 	if err := <-written; err != nil && runErr == nil {
 		runErr = withCode(exitFailure, fmt.Errorf("write output: %w", err))
@@ -102,6 +104,7 @@ type demangler struct {
 	q      *rejectSink
 	in     uint64
 	out    uint64
+	prog   *inputProgress // nil unless stderr is a terminal
 }
 
 // run pushes every batch and sends each batch's output on outputs. The
@@ -132,6 +135,7 @@ func (d *demangler) run(batches <-chan *inputBatch, outputs chan<- []cdc.Message
 				return err
 			}
 		}
+		d.prog.batch(b.offset, len(b.msgs)+len(b.rejects), d.recv.Frontier)
 		if b.err != nil {
 			return withCode(exitFailure, b.err)
 		}

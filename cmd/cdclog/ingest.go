@@ -89,8 +89,9 @@ func runIngest(c *cli.Context) error {
 		}
 		return withCode(exitFailure, err)
 	}
-	in := &ingester{e: e, p: p, policy: policy, started: time.Now()}
+	in := &ingester{e: e, p: p, policy: policy, started: time.Now(), prog: newInputProgress(e, "ingest", c.Args().Slice())}
 	runErr := in.run(c.Context, c.Args().Slice())
+	in.prog.finish()
 	st, stErr := p.Status()
 	if err := p.Close(); err != nil && runErr == nil {
 		runErr = withCode(exitFailure, err)
@@ -113,6 +114,7 @@ type ingester struct {
 	started time.Time
 	read    uint64
 	res     recovery.Result
+	prog    *inputProgress // nil unless stderr is a terminal
 }
 
 const maxInFlight = 16
@@ -132,11 +134,13 @@ func (in *ingester) run(ctx context.Context, files []string) error {
 // file ingests one input, resuming from its committed cursor if it is the
 // same regular file.
 func (in *ingester) file(ctx context.Context, name string) error {
+	in.prog.clear() // openSource may log
 	src, err := openSource(in.e, name, in.p)
 	if err != nil {
 		return err
 	}
 	defer src.close()
+	in.prog.startInput(src.reader.Offset())
 	batches := make(chan *inputBatch, 2)
 	stop := make(chan struct{})
 	defer close(stop)
@@ -152,6 +156,7 @@ func (in *ingester) file(ctx context.Context, name string) error {
 			req.Cursor, req.CursorValue = src.cursor, src.mark(b.offset, b.line)
 		}
 		in.read += uint64(len(b.msgs) + len(b.rejects))
+		in.prog.batch(b.offset, len(b.msgs)+len(b.rejects), in.p.Frontier)
 		w, err := in.p.Submit(ctx, req)
 		if err != nil {
 			return withCode(exitFailure, err)

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/cdclog/cdclog/recovery"
+	"github.com/urfave/cli/v2"
+)
+
+// This file holds what the commands on an existing database (inspect,
+// replay, gc) share: the --db and --lock-timeout flags, opening, and the
+// error an operator sees when the database is busy or missing.
+
+// defaultLockTimeout is how long a database command waits for a database
+// another process holds.
+const defaultLockTimeout = 3 * time.Second
+
+// dbFlags are --db and --lock-timeout. inspect declares them on itself and
+// on each view, so both "inspect --db P status" and "inspect status --db P"
+// work.
+func dbFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "db", Usage: "cdclog database `PATH`"},
+		&cli.DurationFlag{Name: "lock-timeout", Value: defaultLockTimeout, Usage: "give up after `D` if another process holds the database"},
+	}
+}
+
+// givenIn returns the nearest context in c's lineage where the flag name
+// was given, or c when it was given nowhere.
+func givenIn(c *cli.Context, name string) *cli.Context {
+	for _, x := range c.Lineage() {
+		if x.Command != nil && x.IsSet(name) {
+			return x
+		}
+	}
+	return c
+}
+
+// dbPath returns --db, or a usage error when it is missing.
+func dbPath(c *cli.Context, cmd string) (string, error) {
+	p := givenIn(c, "db").String("db")
+	if p == "" {
+		return "", usageError("%s needs --db PATH", cmd)
+	}
+	return p, nil
+}
+
+// lockTimeout returns --lock-timeout.
+func lockTimeout(c *cli.Context) time.Duration {
+	return givenIn(c, "lock-timeout").Duration("lock-timeout")
+}
+
+// openReader opens the database named by --db read-only.
+func openReader(c *cli.Context, cmd string) (*recovery.Reader, error) {
+	path, err := dbPath(c, cmd)
+	if err != nil {
+		return nil, err
+	}
+	timeout := lockTimeout(c)
+	r, err := recovery.OpenReader(path, timeout)
+	if err != nil {
+		return nil, dbError(err, timeout)
+	}
+	return r, nil
+}
+
+// dbError makes an error opening a database a runtime failure (exit code
+// 1) that tells the operator what to do.
+func dbError(err error, timeout time.Duration) error {
+	switch {
+	case errors.Is(err, recovery.ErrLocked):
+		err = fmt.Errorf("%w: gave up after %v; another cdclog (a running ingest or gc) has it open, so retry when it is done or raise --lock-timeout", err, timeout)
+	case errors.Is(err, recovery.ErrNotExist):
+		err = fmt.Errorf("%w (check --db; 'cdclog ingest --db PATH' creates one)", err)
+	}
+	return withCode(exitFailure, err)
+}
+
+// writeStdout runs fn on a buffered stdout and flushes it; a write error
+// is a runtime failure.
+func writeStdout(e *env, fn func(w *bufio.Writer) error) error {
+	w := bufio.NewWriterSize(e.stdout, 64<<10)
+	err := fn(w)
+	if ferr := w.Flush(); err == nil && ferr != nil {
+		err = withCode(exitFailure, fmt.Errorf("write output: %w", ferr))
+	}
+	return err
+}
+
+// errLimit stops a scan once --limit items were shown.
+var errLimit = errors.New("limit reached")
+
+// limitReached reports whether n items reach limit (0: no limit).
+func limitReached(n, limit uint64) bool { return limit > 0 && n >= limit }
+
+// ignoreLimit treats errLimit as success.
+func ignoreLimit(err error) error {
+	if errors.Is(err, errLimit) {
+		return nil
+	}
+	return err
+}
+
+// closeReader closes r, keeping the first error.
+func closeReader(r io.Closer, err *error) {
+	if cerr := r.Close(); *err == nil && cerr != nil {
+		*err = withCode(exitFailure, cerr)
+	}
+}
