@@ -35,8 +35,9 @@ type checkpoint struct {
 	// Skipped and Quarantined count rejected messages by policy.
 	Skipped     uint64 `msgpack:"skipped"`
 	Quarantined uint64 `msgpack:"quarantined"`
-	// WALFloor is the frontier at the last gc: the WAL holds nothing
-	// below it.
+	// WALFloor is the frontier at the last gc: every WAL chunk wholly
+	// below it was deleted (a chunk straddling it keeps its older entries,
+	// which replay drops as stale).
 	WALFloor uint64 `msgpack:"wal_floor"`
 	// Committed is when this checkpoint was written (Unix nanoseconds).
 	Committed int64 `msgpack:"committed"`

@@ -13,7 +13,7 @@ func (p *Processor) Frontier() (t uint64, complete bool) {
 // Frontier returns the database's committed frontier, as Processor.Frontier.
 func (r *Reader) Frontier() (t uint64, complete bool) { return r.cp.Frontier, r.cp.Done }
 
-// WALFloor returns the frontier at the last gc: the WAL holds nothing below
-// it, so Rederive and Verify cover only the output from there on. It is 0
-// when gc never dropped anything.
+// WALFloor returns the frontier at the last gc: the WAL no longer holds
+// every message below it, so Rederive and Verify cover only the output from
+// there on. It is 0 when gc never dropped anything.
 func (r *Reader) WALFloor() uint64 { return r.cp.WALFloor }

@@ -1,7 +1,9 @@
 package recovery
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -38,6 +40,9 @@ type GCResult struct {
 // checkpoint, output log, consumers and quarantine are kept intact.
 func GC(path string, o GCOptions) (GCResult, error) {
 	var res GCResult
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return res, fmt.Errorf("gc %s: %w", path, ErrNotExist)
+	}
 	db, err := store.Open(path, store.Options{LockTimeout: o.LockTimeout})
 	if err != nil {
 		return res, err

@@ -2,6 +2,7 @@ package recovery
 
 import (
 	"encoding/binary"
+	"errors"
 	"os"
 	"testing"
 
@@ -109,5 +110,15 @@ func TestGCShrinksTheFileAndIngestContinues(t *testing.T) {
 	defer r.Close()
 	if v, err := r.Verify(); err != nil || !v.Match {
 		t.Fatalf("verify after gc: %+v, %v", v, err)
+	}
+}
+
+func TestGCOfAMissingDatabaseCreatesNothing(t *testing.T) {
+	path := dbPath(t)
+	if _, err := GC(path, GCOptions{}); !errors.Is(err, ErrNotExist) {
+		t.Fatalf("got %v, want ErrNotExist", err)
+	}
+	if _, err := os.Stat(path); err == nil {
+		t.Fatal("gc created a database")
 	}
 }
