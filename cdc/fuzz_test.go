@@ -123,6 +123,13 @@ func FuzzParseMsgpack(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var m Message
 		n, err := ParseMsgpack(b, &m)
+		var fast, general Message
+		if fn, ok := fastMsgpack(b, &fast, nil); ok {
+			gn, gerr := parseMsgpackGeneral(b, &general, nil)
+			if gerr != nil || gn != fn || !reflect.DeepEqual(fast, general) {
+				t.Fatalf("fast path: %d bytes %v; general: %d bytes %v, %v", fn, fast, gn, general, gerr)
+			}
+		}
 		end, _, serr := mpSkip(b, 0, 1)
 		if err != nil {
 			if n != 0 || !reflect.DeepEqual(m, Message{}) {

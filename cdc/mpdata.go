@@ -24,15 +24,15 @@ func (d *mpDecoder) data() ([]byte, error) {
 		if !utf8.Valid(s) {
 			return nil, dataError("has a string that is not valid UTF-8")
 		}
-		return appendQuoted(make([]byte, 0, len(s)+2), s), nil
+		return d.kept(appendQuoted(d.dataBuf(len(s)+2), s)), nil
 	}
 	// The converter works on a copy of the decoder, so that d itself need
 	// not escape to the heap.
 	var stack [8]member
 	c := mpToJSON{mpDecoder: *d, members: stack[:0]}
-	data, err := c.value(make([]byte, 0, 64), 0)
+	data, err := c.value(d.dataBuf(64), 0)
 	d.i = c.i
-	return data, err
+	return d.kept(data), err
 }
 
 // mpToJSON converts msgpack values to canonical JSON.

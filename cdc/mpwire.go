@@ -22,6 +22,38 @@ var errTruncated error = truncatedError{}
 type mpDecoder struct {
 	b []byte
 	i int
+	// slab, when set, is where converted data is built: a block that is
+	// only ever appended to, so data handed out is never overwritten.
+	slab *[]byte
+}
+
+// dataSlab is the size of the blocks a Reader builds msgpack data in.
+const dataSlab = 64 << 10
+
+// dataBuf returns an empty buffer for converted data with room for n
+// bytes: the free tail of the slab, or a fresh buffer without one.
+func (d *mpDecoder) dataBuf(n int) []byte {
+	if d.slab == nil {
+		return make([]byte, 0, n)
+	}
+	if cap(*d.slab)-len(*d.slab) < n {
+		*d.slab = make([]byte, 0, max(dataSlab, n))
+	}
+	s := *d.slab
+	return s[len(s):len(s):cap(s)]
+}
+
+// kept marks data, built in a buffer from dataBuf, as used: when it still
+// lies in the slab's tail (it did not outgrow it) the slab moves past it.
+func (d *mpDecoder) kept(data []byte) []byte {
+	if d.slab == nil || len(data) == 0 {
+		return data
+	}
+	s := *d.slab
+	if tail := s[len(s):cap(s)]; cap(tail) > 0 && cap(data) == cap(tail) && &data[:1][0] == &tail[:1][0] {
+		*d.slab = s[:len(s)+len(data)]
+	}
+	return data[:len(data):len(data)]
 }
 
 // malformed reports bytes that are not msgpack at all.

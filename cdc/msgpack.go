@@ -16,7 +16,21 @@ import "errors"
 // message cut short wraps io.ErrUnexpectedEOF. On error n is 0 and *m is
 // the zero Message.
 func ParseMsgpack(b []byte, m *Message) (n int, err error) {
-	d := mpDecoder{b: b}
+	return parseMsgpack(b, m, nil)
+}
+
+// parseMsgpack is ParseMsgpack building data in slab, when not nil.
+func parseMsgpack(b []byte, m *Message, slab *[]byte) (n int, err error) {
+	if n, ok := fastMsgpack(b, m, slab); ok {
+		return n, nil
+	}
+	return parseMsgpackGeneral(b, m, slab)
+}
+
+// parseMsgpackGeneral is the decoder for every shape, and the reference
+// the fast path is tested against.
+func parseMsgpackGeneral(b []byte, m *Message, slab *[]byte) (n int, err error) {
+	d := mpDecoder{b: b, slab: slab}
 	if err := d.message(m); err != nil {
 		*m = Message{}
 		return 0, err

@@ -376,3 +376,26 @@ func TestParseMsgpackAgreesWithReferenceEncoderOnGenericMaps(t *testing.T) {
 		t.Errorf("got %v, want %v", m, want)
 	}
 }
+
+func TestMsgpackFastPathTakesWhatAppendMsgpackWrites(t *testing.T) {
+	msgs := []Message{
+		NewUpdate([]byte(`"key-17"`), 7, -2),
+		NewUpdate([]byte(`"a long key that needs str8, more than thirty-one bytes"`), 1<<40, 1<<40),
+		NewProgress(5, 8, Count{Time: 5, Count: 1}, Count{Time: 7, Count: 300}),
+		NewProgress(0, 1),
+	}
+	for _, m := range msgs {
+		b := AppendMsgpack(nil, &m)
+		var got Message
+		n, ok := fastMsgpack(b, &got, nil)
+		if !ok || n != len(b) || !sameMessage(got, m) {
+			t.Errorf("%v: fast path took %d of %d bytes (ok %v), got %v", m, n, len(b), ok, got)
+		}
+	}
+	for _, m := range []Message{NewUpdate([]byte(`{"id":1}`), 1, 1), NewUpdate([]byte(`"é"`), 1, 1), {Kind: KindProgress, Progress: Progress{Lower: 3, Unbounded: true}}} {
+		var got Message
+		if _, ok := fastMsgpack(AppendMsgpack(nil, &m), &got, nil); ok {
+			t.Errorf("%v: the fast path should leave it to the general decoder", m)
+		}
+	}
+}

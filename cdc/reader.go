@@ -50,6 +50,8 @@ type Reader struct {
 
 	pos Pos
 	raw []byte
+	// slab is where msgpack data is converted to JSON (see mpDecoder).
+	slab []byte
 }
 
 // NewReader returns a Reader of messages in format f from r; source names
@@ -300,7 +302,7 @@ func (r *Reader) msgPos() Pos { return Pos{Source: r.source, Offset: r.offset} }
 func (r *Reader) tryMsgpack(b []byte, m *Message) (done bool, err error) {
 	var perr error
 	if r.scanPending == 0 {
-		n, err := ParseMsgpack(b, m)
+		n, err := parseMsgpack(b, m, &r.slab)
 		if err == nil {
 			return true, r.acceptMsgpack(b, n, nil)
 		}
@@ -320,7 +322,7 @@ func (r *Reader) tryMsgpack(b []byte, m *Message) (done bool, err error) {
 		return true, r.decodeError(r.pos, true, "%s", err)
 	}
 	if perr == nil || isTruncated(perr) {
-		_, perr = ParseMsgpack(b[:at], m)
+		_, perr = parseMsgpack(b[:at], m, &r.slab)
 	}
 	return true, r.acceptMsgpack(b, at, perr)
 }
