@@ -77,6 +77,12 @@ func readBatches(r *cdc.Reader, policy cdc.ErrorPolicy, out chan<- *inputBatch, 
 		b.offset, b.line = r.Offset(), r.Line()
 		if err != nil && err != io.EOF {
 			b.err = err
+			// The input stops at the bad message: a rerun on corrected
+			// input must read it again, so the batch ends before it.
+			var de *cdc.DecodeError
+			if errors.As(err, &de) {
+				b.offset, b.line = de.Pos.Offset, max(0, de.Pos.Line-1)
+			}
 		}
 		select {
 		case out <- b:

@@ -12,8 +12,12 @@ import (
 	"github.com/cdclog/cdclog/recovery"
 )
 
-// headSize is how much of an input file's beginning identifies it.
-const headSize = 64 << 10
+// headSize is how much of an input file's beginning identifies it, and
+// tailSize how much of what precedes the committed offset.
+const (
+	headSize = 64 << 10
+	tailSize = 4 << 10
+)
 
 // inputCursor is what ingest commits about a regular input file with each
 // batch: how far it got, and a fingerprint of the file's head, so that a
@@ -24,21 +28,37 @@ type inputCursor struct {
 	Line    int64  `json:"line"`
 	HeadLen int64  `json:"head_len"`
 	HeadCRC uint32 `json:"head_crc"`
+	// TailCRC hashes the tailSize bytes before Offset (fewer near the
+	// start): the part of the file a resume relies on most.
+	TailCRC uint32 `json:"tail_crc"`
 }
 
 // source is one opened input, positioned where ingest resumes.
 type source struct {
 	reader *cdc.Reader
-	cursor string // cursor name; empty for a stream that cannot be resumed
+	file   *os.File // the regular file, when the input is one
+	cursor string   // cursor name; empty for a stream that cannot be resumed
 	head   inputCursor
 	close  func()
 }
 
+// mark returns the cursor value for the input read up to offset. A read
+// error leaves the tail unhashed, which only makes a later resume start
+// over.
 func (s *source) mark(offset, line int64) []byte {
 	c := s.head
 	c.Offset, c.Line = offset, line
+	c.TailCRC, _ = tailCRC(s.file, offset)
 	b, _ := json.Marshal(c)
 	return b
+}
+
+// tailCRC hashes the bytes of f just before offset.
+func tailCRC(f *os.File, offset int64) (uint32, error) {
+	start := max(0, offset-tailSize)
+	h := crc32.New(crc32.MakeTable(crc32.Castagnoli))
+	_, err := io.Copy(h, io.NewSectionReader(f, start, offset-start))
+	return h.Sum32(), err
 }
 
 // openSource opens name for ingest. A regular file whose committed cursor
@@ -61,7 +81,7 @@ func openSource(e *env, name string, p *recovery.Processor) (*source, error) {
 	if err != nil {
 		return s, nil
 	}
-	s.cursor = "input:" + abs
+	s.cursor, s.file = "input:"+abs, f
 	if s.head, err = fingerprint(f, min(fi.Size(), headSize)); err != nil {
 		closeFn()
 		return nil, withCode(exitFailure, fmt.Errorf("read %s: %w", name, err))
@@ -79,7 +99,9 @@ func openSource(e *env, name string, p *recovery.Processor) (*source, error) {
 // resume seeks to the committed offset if the file is the one committed.
 func (s *source) resume(e *env, f *os.File, size int64, prev inputCursor) error {
 	head, err := fingerprint(f, prev.HeadLen)
-	if err != nil || prev.HeadLen > size || prev.Offset > size || head.HeadCRC != prev.HeadCRC {
+	tail, terr := tailCRC(f, prev.Offset)
+	if err != nil || terr != nil || prev.HeadLen > size || prev.Offset > size ||
+		head.HeadCRC != prev.HeadCRC || tail != prev.TailCRC {
 		e.log.Info("input changed since it was last ingested; reading it from the start (what was committed is dropped as duplicates)",
 			"file", f.Name())
 		return nil
