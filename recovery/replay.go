@@ -38,25 +38,85 @@ func recoverState(db *store.DB, start uint64) (checkpoint, *demangle.Receiver, e
 
 func replayWAL(tx *bolt.Tx, cp *checkpoint) (*demangle.Receiver, error) {
 	recv := demangle.Resume(cp.Frontier, cp.Done)
-	var out []cdc.Message
-	var m cdc.Message
-	err := wal.Scan(tx, cp.Frontier, func(e *wal.Entry) error {
-		if _, err := cdc.ParseBinary(e.Body, &m); err != nil {
-			return fmt.Errorf("%w: WAL entry %d: %v", ErrCorrupt, e.Arrival, err)
-		}
-		at := cdc.Pos{Source: cp.sourceName(e.Source), Line: int64(e.Line), Offset: int64(e.Offset)}
-		var err error
-		if out, _, err = recv.Push(out, &m, at); err != nil {
-			return fmt.Errorf("%w: replaying WAL entry %d: %v", ErrInconsistent, e.Arrival, err)
-		}
-		if len(out) > 0 {
-			return fmt.Errorf("%w: replaying WAL entry %d released output past the checkpoint", ErrInconsistent, e.Arrival)
-		}
-		return nil
-	})
+	// Decoding runs on a goroutine of its own while this one pushes, so
+	// recovery uses both cores. Decoded data aliases the database's memory,
+	// valid while tx is open, which it is until both are done.
+	batches := make(chan []replayed, 4)
+	stop := make(chan struct{})
+	scanErr := make(chan error, 1)
+	go func() {
+		defer close(batches)
+		scanErr <- decodeWAL(tx, cp, batches, stop)
+	}()
+	err := pushReplayed(recv, batches)
+	close(stop)
+	for range batches { // let the decoder finish before tx closes
+	}
+	if serr := <-scanErr; err == nil && serr != errStop {
+		err = serr
+	}
 	if err != nil {
 		return nil, err
 	}
 	recv.SetStats(cp.Stats)
 	return recv, nil
+}
+
+// replayed is one decoded WAL entry.
+type replayed struct {
+	m       cdc.Message
+	at      cdc.Pos
+	arrival uint64
+}
+
+const replayBatch = 1024
+
+// decodeWAL sends the WAL entries from the checkpointed frontier on, in
+// batches; it returns errStop when stop closes first.
+func decodeWAL(tx *bolt.Tx, cp *checkpoint, batches chan<- []replayed, stop <-chan struct{}) error {
+	batch := make([]replayed, 0, replayBatch)
+	send := func() error {
+		select {
+		case batches <- batch:
+			batch = make([]replayed, 0, replayBatch)
+			return nil
+		case <-stop:
+			return errStop
+		}
+	}
+	err := wal.Scan(tx, cp.Frontier, func(e *wal.Entry) error {
+		r := replayed{arrival: e.Arrival,
+			at: cdc.Pos{Source: cp.sourceName(e.Source), Line: int64(e.Line), Offset: int64(e.Offset)}}
+		if _, err := cdc.ParseBinary(e.Body, &r.m); err != nil {
+			return fmt.Errorf("%w: WAL entry %d: %v", ErrCorrupt, e.Arrival, err)
+		}
+		batch = append(batch, r)
+		if len(batch) == replayBatch {
+			return send()
+		}
+		return nil
+	})
+	if err == nil && len(batch) > 0 {
+		err = send()
+	}
+	return err
+}
+
+// pushReplayed pushes the decoded entries; none may be refused or release
+// output, since the checkpoint was written with all of them pushed.
+func pushReplayed(recv *demangle.Receiver, batches <-chan []replayed) error {
+	var out []cdc.Message
+	for batch := range batches {
+		for i := range batch {
+			r := &batch[i]
+			var err error
+			if out, _, err = recv.Push(out, &r.m, r.at); err != nil {
+				return fmt.Errorf("%w: replaying WAL entry %d: %v", ErrInconsistent, r.arrival, err)
+			}
+			if len(out) > 0 {
+				return fmt.Errorf("%w: replaying WAL entry %d released output past the checkpoint", ErrInconsistent, r.arrival)
+			}
+		}
+	}
+	return nil
 }
