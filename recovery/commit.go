@@ -35,14 +35,20 @@ func (p *Processor) commitLoop() {
 // checkpoint; live output goes out after the commit.
 func (p *Processor) commit(w *work, st *commitState) error {
 	p.render(w)
-	if len(w.sinkBytes) > 0 {
-		if _, err := p.opts.Sink.Write(w.sinkBytes); err != nil {
-			return fmt.Errorf("write output file: %w", err)
-		}
-		if err := p.opts.Sink.Sync(); err != nil {
-			return fmt.Errorf("fsync output file: %w", err)
-		}
+	// The sink is written and fsynced while the transaction is built; the
+	// transaction waits for it before committing, so the output bytes are
+	// durable before the checkpoint that counts them.
+	sinkDone := p.writeSink(w.sinkBytes)
+	sinkErr := func() error {
+		err := <-sinkDone
+		sinkDone = nil
+		return err
 	}
+	defer func() {
+		if sinkDone != nil {
+			<-sinkDone
+		}
+	}()
 	w.cp.Sink.Size = st.sinkSize + int64(len(w.sinkBytes))
 	err := p.db.Update(func(tx *bolt.Tx) error {
 		used, err := w.wal.Write(tx, w.cp.NextBatch, st.nextChunk)
@@ -56,7 +62,10 @@ func (p *Processor) commit(w *work, st *commitState) error {
 		if err := writeQuarantine(tx, w.quarantine); err != nil {
 			return err
 		}
-		return w.cp.save(tx)
+		if err := w.cp.save(tx); err != nil {
+			return err
+		}
+		return sinkErr()
 	})
 	if err != nil {
 		return fmt.Errorf("commit batch: %w", err)
@@ -82,4 +91,27 @@ func (p *Processor) commit(w *work, st *commitState) error {
 type commitState struct {
 	nextChunk uint64
 	sinkSize  int64
+}
+
+// writeSink writes b to the sink and fsyncs it on a goroutine, and returns
+// the channel its error arrives on (at once when there is nothing to
+// write).
+func (p *Processor) writeSink(b []byte) chan error {
+	done := make(chan error, 1)
+	if len(b) == 0 {
+		done <- nil
+		return done
+	}
+	go func() {
+		if _, err := p.opts.Sink.Write(b); err != nil {
+			done <- fmt.Errorf("write output file: %w", err)
+			return
+		}
+		if err := p.opts.Sink.Sync(); err != nil {
+			done <- fmt.Errorf("fsync output file: %w", err)
+			return
+		}
+		done <- nil
+	}()
+	return done
 }
