@@ -32,5 +32,9 @@ func TestMain(m *testing.M) {
 
 // runChildMode runs the named child mode and returns its exit code.
 func runChildMode(mode string) (int, error) {
+	switch mode {
+	case "consumer":
+		return runConsumerChild()
+	}
 	return 2, fmt.Errorf("unknown child mode %q", mode)
 }
