@@ -318,3 +318,57 @@ func TestDemangleHandlesBadInputByPolicy(t *testing.T) {
 		})
 	}
 }
+
+// TestIngestReportsEveryKindOfProtocolViolation: each violation of SPEC
+// section 1 exits 3 under fail, naming the kind and the offending line;
+// under skip and quarantine the message is set aside and counted, and the
+// output is that of the input without it.
+func TestIngestReportsEveryKindOfProtocolViolation(t *testing.T) {
+	const (
+		p0  = `{"progress":{"lower":0,"upper":1,"counts":[]}}`
+		p1  = `{"progress":{"lower":1,"upper":2,"counts":[{"time":1,"count":1}]}}`
+		p12 = `{"progress":{"lower":1,"upper":3,"counts":[{"time":1,"count":2}]}}`
+		z2  = `{"progress":{"lower":2,"upper":3,"counts":[]}}`
+		a1  = `{"update":{"data":"a","time":1,"diff":1}}`
+		a1b = `{"update":{"data":"a","time":1,"diff":2}}`
+		b1  = `{"update":{"data":"b","time":1,"diff":1}}`
+		a2  = `{"update":{"data":"a","time":2,"diff":1}}`
+	)
+	for _, tc := range []struct {
+		kind  string
+		lines []string // the last one is the violation
+	}{
+		{"conflicting-diff", []string{p0, a1, a1b}},
+		{"too-many-updates", []string{p1, a1, b1}},
+		{"update-at-zero-count", []string{p0, z2, a2}}, // time 1 is pending: 2 is not emitted
+		{"conflicting-counts", []string{p0, p1, p12}},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			d := t.TempDir()
+			in := filepath.Join(d, "in.jsonl")
+			bad := []byte(strings.Join(tc.lines, "\n") + "\n")
+			os.WriteFile(in, bad, 0o644)
+			n := len(tc.lines)
+			want := cleanOf(t, d, withoutLine(bad, n))
+			at := fmt.Sprintf("%s:%d", in, n)
+			expectFailure(t, exitViolation, nil, []string{"ingest", "--db", filepath.Join(d, "fail.db"), "--out", filepath.Join(d, "fail.jsonl"), in},
+				at, "protocol violation ("+tc.kind+")")
+			for _, policy := range []string{"skip", "quarantine"} {
+				db, out := filepath.Join(d, policy+".db"), filepath.Join(d, policy+".jsonl")
+				mustRun(t, nil, "ingest", "--on-error", policy, "--db", db, "--out", out, in)
+				if got := readFile(t, out); !bytes.Equal(got, want) {
+					t.Errorf("%s: output %q, want %q (the input without line %d)", policy, got, want, n)
+				}
+				s := dbStatus(t, db)
+				if s.Skipped+s.Quarantined != 1 || s.Violations != 1 {
+					t.Errorf("%s: %d skipped, %d quarantined, %d violations; want one", policy, s.Skipped, s.Quarantined, s.Violations)
+				}
+				if policy == "quarantine" {
+					if q := quarantined(t, db); len(q) != 1 || q[0].Line != int64(n) || !strings.Contains(q[0].Reason, tc.kind) {
+						t.Errorf("quarantine records %+v", q)
+					}
+				}
+			}
+		})
+	}
+}
