@@ -26,8 +26,8 @@ import (
 //
 // How hard they push depends on the mode:
 //
-//	go test -short ./...            a few kills per variant, ~200k messages
-//	go test ./...                   more kills, ~400k messages (CI)
+//	go test -short ./...            4 kills per variant, ~200k messages
+//	go test ./...                   20 kills per variant, ~400k messages (CI)
 //	CDCLOG_SOAK=N go test ./...     N kills per variant (scripts/soak)
 //
 // CDCLOG_CRASH_SEED=S replays the kill schedule of seed S (the timing of
@@ -50,7 +50,7 @@ func crashScaleFor(t *testing.T) crashScale {
 	if testing.Short() {
 		return crashScale{times: 45_000, kills: 4}
 	}
-	return crashScale{times: 90_000, kills: 10}
+	return crashScale{times: 90_000, kills: 20}
 }
 
 // crashSeed returns the seed of the kill schedule, logged for replay.
