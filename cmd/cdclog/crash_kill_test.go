@@ -231,7 +231,7 @@ func (k *killer) trigger(final bool) (func(time.Duration) bool, string) {
 		d := time.Duration(k.rng.Int64N(int64(remaining)) + 1)
 		return func(e time.Duration) bool { return e >= d }, fmt.Sprintf("at %v", d.Round(time.Millisecond))
 	case x < 0.85: // once the output has reached a random size
-		cur := fileSize(k.out)
+		cur := max(fileSize(k.out), 0)
 		target := cur + k.rng.Int64N(max(size-cur, 1))
 		return func(time.Duration) bool { return fileSize(k.out) >= target }, fmt.Sprintf("at output byte %d", target)
 	default: // near the end: the last batches, the last commit, closing
