@@ -385,3 +385,48 @@ func reencode(t testing.TB, b []byte, from, to cdc.Format) []byte {
 		out = cdc.AppendMessage(out, to, &m)
 	}
 }
+
+// TestIngestSurvivesKillWhileCatchingUpALateOutputFile: an output file
+// attached to a database that already holds output (a first run wrote to
+// stdout) first receives every committed record (the catch-up); a kill
+// during the catch-up leaves a file that the next open cuts back, and the
+// run that completes leaves the clean stream, byte for byte.
+func TestIngestSurvivesKillWhileCatchingUpALateOutputFile(t *testing.T) {
+	seed := crashSeed(t)
+	rng := rand.New(rand.NewPCG(seed, 77))
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	writeStream(t, in, cdc.JSONL, streamSpec{Seed: 17, Times: 30_000})
+	want := inMemoryClean(t, in, cdc.JSONL)
+	db, out := filepath.Join(dir, "state.db"), filepath.Join(dir, "out.jsonl")
+	if r := mustRun(t, nil, "ingest", "--db", db, in); r.Stdout != string(want) {
+		t.Fatal("the run without --out did not write the clean stream to stdout")
+	}
+	kills := 0
+	for attempt := 0; attempt < 20; attempt++ {
+		target := int64(-1) // no kill
+		if attempt < 5 {
+			target = rng.Int64N(int64(len(want)))
+		}
+		cmd, stdout, stderr := testbin.Command(t, nil, "ingest", "--db", db, "--out", out, in)
+		r, err := testbin.KillWhen(context.Background(), cmd, stdout, stderr,
+			func(time.Duration) bool { return target >= 0 && fileSize(out) >= target })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.Signaled {
+			if r.Code != 0 {
+				t.Fatalf("%v", r)
+			}
+			break
+		}
+		kills++
+		if got := readFile(t, out); !bytes.HasPrefix(want, got) {
+			t.Fatalf("after kill %d (at output byte %d): not a prefix of the clean stream: %s", kills, target, firstDifference(got, want))
+		}
+	}
+	if got := readFile(t, out); !bytes.Equal(got, want) {
+		t.Fatalf("after %d kills during the catch-up: %s", kills, firstDifference(got, want))
+	}
+	t.Logf("%d kills during the catch-up", kills)
+}
