@@ -1,7 +1,9 @@
 package recovery
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/cdclog/cdclog/cdc"
@@ -106,6 +108,10 @@ func (p *Processor) apply(w *work) {
 	var scratch []byte
 	for i, r := range w.reqs {
 		res := &w.results[i]
+		if r.CursorCheck && !bytes.Equal(p.cp.Cursors[r.Cursor], r.CursorPrev) {
+			w.errs[i] = fmt.Errorf("%w: cursor %s", ErrCursorMoved, r.Cursor)
+			continue
+		}
 		for j := range r.Msgs {
 			m := &r.Msgs[j]
 			var at cdc.Pos

@@ -19,6 +19,9 @@ var (
 	// ErrSinkForeign: the output file is not empty but this database never
 	// wrote to it.
 	ErrSinkForeign = errors.New("output file is not empty and was not written by this database")
+	// ErrCursorMoved: a request with CursorCheck found its cursor not
+	// where it expected (an earlier request of the producer failed).
+	ErrCursorMoved = errors.New("not applied: the producer cursor is not where the request expects it (an earlier request failed)")
 	// ErrInconsistent: the write-ahead log and the checkpoint disagree
 	// (the database was damaged or edited).
 	ErrInconsistent = errors.New("write-ahead log and checkpoint disagree")

@@ -46,7 +46,9 @@ func replayWAL(tx *bolt.Tx, cp *checkpoint) (*demangle.Receiver, error) {
 	scanErr := make(chan error, 1)
 	go func() {
 		defer close(batches)
-		scanErr <- decodeWAL(tx, cp, batches, stop)
+		// bbolt panics on a damaged page; on this goroutine the guard
+		// around the read transaction would not see it.
+		scanErr <- store.Guard(func() error { return decodeWAL(tx, cp, batches, stop) })
 	}()
 	err := pushReplayed(recv, batches)
 	close(stop)

@@ -20,6 +20,15 @@ type Request struct {
 	// with Processor.Cursor. It is not updated when the request fails.
 	Cursor      string
 	CursorValue []byte
+	// CursorCheck makes the request conditional: it is applied only if
+	// the cursor then holds CursorPrev (empty: never set); otherwise it
+	// fails with ErrCursorMoved and changes nothing. A producer that keeps
+	// several requests in flight chains them this way, each expecting the
+	// previous one's CursorValue: when one fails, the requests submitted
+	// after it cannot commit a position past the messages it did not
+	// apply.
+	CursorCheck bool
+	CursorPrev  []byte
 }
 
 // Reject is a message that was refused: where it was, its raw bytes and

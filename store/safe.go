@@ -2,15 +2,17 @@ package store
 
 import (
 	"fmt"
+	"runtime/debug"
 
 	bolt "go.etcd.io/bbolt"
 )
 
 // View runs fn in a read transaction. bbolt panics when it meets a damaged
-// page; View turns that into an error wrapping ErrCorrupt, so a bad file
-// never crashes a command.
+// page, or faults reading the memory map at a wild offset; View turns both
+// into an error wrapping ErrCorrupt, so a bad file never crashes a command.
 func (db *DB) View(fn func(*bolt.Tx) error) (err error) {
 	defer recoverCorrupt(&err)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	return db.DB.View(fn)
 }
 
@@ -18,6 +20,7 @@ func (db *DB) View(fn func(*bolt.Tx) error) (err error) {
 // protection as View (bbolt rolls the transaction back on panic).
 func (db *DB) Update(fn func(*bolt.Tx) error) (err error) {
 	defer recoverCorrupt(&err)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	return db.DB.Update(fn)
 }
 
@@ -31,6 +34,7 @@ func (db *DB) Begin(writable bool) (tx *bolt.Tx, err error) {
 // Guard runs fn, turning a bbolt panic into an error wrapping ErrCorrupt.
 func Guard(fn func() error) (err error) {
 	defer recoverCorrupt(&err)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	return fn()
 }
 

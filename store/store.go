@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"runtime/debug"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -96,7 +97,7 @@ func Open(path string, o Options) (*DB, error) {
 	}
 	for attempt := 0; ; attempt++ {
 		before, _ := os.Stat(path)
-		bdb, err := bolt.Open(path, 0o600, boltOptions(o))
+		bdb, err := openBolt(path, boltOptions(o))
 		if err != nil {
 			return nil, fmt.Errorf("open %s: %w", path, classify(err))
 		}
@@ -114,6 +115,34 @@ func Open(path string, o Options) (*DB, error) {
 		}
 		return db, nil
 	}
+}
+
+// openBolt opens the bbolt file. Opened for writing, bbolt walks every
+// page of the database to rebuild its free list (NoFreelistSync), and it
+// panics on a damaged page, or faults on a wild offset; openBolt turns both
+// into an error wrapping ErrCorrupt, and unlocks and closes the file bbolt
+// had opened (the memory map it made is left behind). Damage
+// that bbolt's walk reports from a goroutine of its own (a key out of
+// order, a page referenced twice) still aborts the process: nothing here
+// can catch it.
+func openBolt(path string, o *bolt.Options) (db *bolt.DB, err error) {
+	var file *os.File
+	o.OpenFile = func(name string, flag int, perm os.FileMode) (*os.File, error) {
+		f, err := os.OpenFile(name, flag, perm)
+		file = f
+		return f, err
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			if file != nil {
+				unlock(file) // the memory map keeps the file open
+				file.Close()
+			}
+			db, err = nil, fmt.Errorf("%w: %v", ErrCorrupt, r)
+		}
+	}()
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	return bolt.Open(path, 0o600, o)
 }
 
 // replaced reports whether path names another file than before did.

@@ -147,6 +147,14 @@ func (in *ingester) file(ctx context.Context, name string) error {
 	go readBatches(src.reader, in.policy, batches, stop, &in.pool)
 	var pending []inFlight
 	var inputErr error
+	// Each request expects the cursor where the previous one left it, so
+	// that if one fails (a protocol violation under --on-error fail), the
+	// requests already submitted after it are not applied and cannot
+	// commit an offset past the messages it left out.
+	var prev []byte
+	if src.cursor != "" {
+		prev = in.p.Cursor(src.cursor)
+	}
 	for b := range batches {
 		req := recovery.Request{Msgs: b.msgs, Pos: b.pos}
 		for i, de := range b.rejects {
@@ -154,6 +162,8 @@ func (in *ingester) file(ctx context.Context, name string) error {
 		}
 		if src.cursor != "" {
 			req.Cursor, req.CursorValue = src.cursor, src.mark(b.offset, b.line)
+			req.CursorCheck, req.CursorPrev = true, prev
+			prev = req.CursorValue
 		}
 		in.read += uint64(len(b.msgs) + len(b.rejects))
 		in.prog.batch(b.offset, len(b.msgs)+len(b.rejects), in.p.Frontier)

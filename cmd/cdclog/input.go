@@ -21,8 +21,8 @@ type inputBatch struct {
 	pos     []cdc.Pos
 	rejects []*cdc.DecodeError
 	raws    [][]byte // raw bytes of each reject, for quarantine
-	offset  int64    // input offset just past the batch
-	line    int64    // lines consumed after the batch
+	offset  int64    // input offset just past the batch (before err's message)
+	line    int64    // lines consumed after the batch (before err's message)
 	// err is a decode error that stops the input (policy fail, or a fatal
 	// one) or a read error; the batch's messages before it are good.
 	err error
@@ -77,11 +77,12 @@ func readBatches(r *cdc.Reader, policy cdc.ErrorPolicy, out chan<- *inputBatch, 
 		b.offset, b.line = r.Offset(), r.Line()
 		if err != nil && err != io.EOF {
 			b.err = err
-			// The input stops at the bad message: a rerun on corrected
-			// input must read it again, so the batch ends before it.
+			// The input stops before the bad message, not after it: ingest
+			// commits this offset as where to resume, and a rerun must meet
+			// the message again, or read it once it is corrected.
 			var de *cdc.DecodeError
 			if errors.As(err, &de) {
-				b.offset, b.line = de.Pos.Offset, max(0, de.Pos.Line-1)
+				b.offset, b.line = de.Pos.Offset, max(de.Pos.Line-1, 0)
 			}
 		}
 		select {
