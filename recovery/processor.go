@@ -55,7 +55,7 @@ func Open(path string, opts Options) (*Processor, error) {
 	p, err := start(db, o)
 	if err != nil {
 		db.Close()
-		return nil, err
+		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	return p, nil
 }

@@ -37,7 +37,7 @@ func OpenReader(path string, lockTimeout time.Duration) (*Reader, error) {
 	})
 	if err != nil {
 		db.Close()
-		return nil, err
+		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	return r, nil
 }
