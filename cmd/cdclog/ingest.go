@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -74,11 +76,20 @@ func runIngest(c *cli.Context) error {
 		if err != nil {
 			return withCode(exitFailure, err)
 		}
+		_, statErr := os.Stat(abs)
 		sink, err := recovery.OpenFileSink(abs)
 		if err != nil {
 			return withCode(exitFailure, err)
 		}
 		opts.Sink, opts.SinkName, opts.SinkFormat = sink, abs, e.outFormat
+		created := errors.Is(statErr, fs.ErrNotExist)
+		defer func() {
+			// A database that could not be opened leaves no trace: not
+			// even the empty output file opening it created.
+			if created && opts.Sink == nil {
+				os.Remove(abs)
+			}
+		}()
 	} else {
 		opts.Live, opts.LiveFormat = e.stdout, e.outFormat
 	}
@@ -86,6 +97,7 @@ func runIngest(c *cli.Context) error {
 	if err != nil {
 		if opts.Sink != nil {
 			opts.Sink.Close()
+			opts.Sink = nil
 		}
 		return withCode(exitFailure, err)
 	}
