@@ -130,10 +130,13 @@ func (d *jsonDecoder) kind() string {
 		return "a string"
 	case c == '-' || isDigit(c):
 		return "a number"
-	case c == 't' || c == 'f':
-		return "a boolean"
-	case c == 'n':
-		return "null"
+	case c == 't' || c == 'f' || c == 'n':
+		// Only a whole literal is a value: "nope" is malformed, not null.
+		for _, l := range [...]struct{ lit, kind string }{{"true", "a boolean"}, {"false", "a boolean"}, {"null", "null"}} {
+			if _, ok := literalEnd(d.b, d.i, l.lit); ok {
+				return l.kind
+			}
+		}
 	}
 	return ""
 }

@@ -121,6 +121,8 @@ func TestParseJSONRejectsBadMessages(t *testing.T) {
 		{"more than one tag", `{"finish":{"time":1},"update":{}}`, `more than one tag ("finish" and "update")`},
 		{"same tag twice", `{"finish":{"time":1},"finish":{"time":1}}`, `more than one tag ("finish" and "finish")`},
 		{"body not an object", `{"update":[1]}`, "update: must be an object, not an array"},
+		{"body a misspelt literal", `{"update":nope}`, "malformed JSON at column 11: invalid character 'n', expected a value"},
+		{"body null", `{"update":null}`, "update: must be an object, not null"},
 		// Update fields.
 		{"unknown update field", `{"update":{"data":1,"time":1,"diff":1,"x":1}}`, `update: unknown field "x" (want "data", "time" and "diff")`},
 		{"duplicate update field", `{"update":{"data":1,"time":1,"time":2,"diff":1}}`, `update: duplicate field "time"`},
