@@ -23,7 +23,7 @@ type work struct {
 	// out is the batch's output, rendered by the commit goroutine into the
 	// output log and the sinks (the receiver never reuses emitted messages).
 	out        []cdc.Message
-	output     outputChunk
+	output     outputRecords
 	sinkBytes  []byte
 	liveBytes  []byte
 	quarantine []quarantineRecord
@@ -71,7 +71,7 @@ func (p *Processor) recycle(w *work) {
 	clear(w.errs)
 	clear(w.out)
 	w.wal.Reset()
-	w.output.reset()
+	w.output.reset(0)
 	*w = work{
 		results: w.results[:0], errs: w.errs[:0], out: w.out[:0], wal: w.wal, output: w.output,
 		sinkBytes: w.sinkBytes[:0], liveBytes: w.liveBytes[:0],
@@ -103,7 +103,7 @@ func (p *Processor) collect(first *request, timer *time.Timer) []*request {
 
 // apply pushes every request of w through the receiver and fills w.
 func (p *Processor) apply(w *work) {
-	w.output.first = p.cp.NextOutput
+	w.output.reset(p.cp.NextOutput)
 	out := w.out
 	var scratch []byte
 	for i, r := range w.reqs {

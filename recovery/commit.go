@@ -56,7 +56,7 @@ func (p *Processor) commit(w *work, st *commitState) error {
 			return err
 		}
 		w.cp.NextChunk = st.nextChunk + used
-		if err := writeOutput(tx, []*outputChunk{&w.output}); err != nil {
+		if err := writeOutput(tx, &w.output); err != nil {
 			return err
 		}
 		if err := writeQuarantine(tx, w.quarantine); err != nil {
@@ -74,7 +74,7 @@ func (p *Processor) commit(w *work, st *commitState) error {
 	p.mu.Lock()
 	p.committed = w.cp
 	p.status = w.status
-	if w.output.n > 0 {
+	if w.output.count() > 0 {
 		close(p.notify)
 		p.notify = make(chan struct{})
 	}

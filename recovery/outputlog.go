@@ -11,9 +11,11 @@ import (
 
 // The output log: key = sequence number of the chunk's first record (8
 // bytes BE); value = uvarint record count, then per record uvarint length
-// and the record in cdc's binary encoding. One chunk per batch (split at
-// outputChunkRecords), so a batch costs one key.
-const outputChunkRecords = 8192
+// and the record in cdc's binary encoding. A batch's records are cut into
+// chunks of at most outputChunkBytes, so a batch costs a few keys, and no
+// value is big: bbolt rewrites the leaf it appends to, values included, so
+// one big value per batch was copied again by the next commit.
+const outputChunkBytes = 32 << 10
 
 // Record is one message of the clean output stream and its sequence
 // number (the first record is 1).
@@ -22,7 +24,7 @@ type Record struct {
 	Msg cdc.Message
 }
 
-// outputChunk accumulates a batch's output records.
+// outputChunk is one value of the output log being built.
 type outputChunk struct {
 	first   uint64
 	n       int
@@ -37,8 +39,44 @@ func (c *outputChunk) add(m *cdc.Message) {
 	c.n++
 }
 
-func (c *outputChunk) reset() {
-	c.first, c.n, c.body = 0, 0, c.body[:0]
+// outputRecords accumulates a batch's output records, numbered from
+// first, in chunks. The zero value is empty; reset reuses its buffers.
+type outputRecords struct {
+	chunks []outputChunk
+	used   int
+}
+
+func (o *outputRecords) reset(first uint64) {
+	for i := range o.chunks {
+		o.chunks[i].n, o.chunks[i].body = 0, o.chunks[i].body[:0]
+	}
+	if len(o.chunks) == 0 {
+		o.chunks = append(o.chunks, outputChunk{})
+	}
+	o.chunks[0].first, o.used = first, 1
+}
+
+func (o *outputRecords) add(m *cdc.Message) {
+	c := &o.chunks[o.used-1]
+	if len(c.body) >= outputChunkBytes {
+		next := c.first + uint64(c.n)
+		if o.used == len(o.chunks) {
+			o.chunks = append(o.chunks, outputChunk{})
+		}
+		o.used++
+		c = &o.chunks[o.used-1]
+		c.first, c.n, c.body = next, 0, c.body[:0]
+	}
+	c.add(m)
+}
+
+// count returns the number of records added since reset.
+func (o *outputRecords) count() int {
+	n := 0
+	for _, c := range o.chunks[:o.used] {
+		n += c.n
+	}
+	return n
 }
 
 func (c *outputChunk) value() []byte {
@@ -46,10 +84,11 @@ func (c *outputChunk) value() []byte {
 	return append(v, c.body...)
 }
 
-func writeOutput(tx *bolt.Tx, chunks []*outputChunk) error {
+func writeOutput(tx *bolt.Tx, o *outputRecords) error {
 	b := tx.Bucket(store.BucketOutput)
 	b.FillPercent = 1.0 // strictly ascending keys
-	for _, c := range chunks {
+	for i := range o.chunks[:o.used] {
+		c := &o.chunks[i]
 		if c.n == 0 {
 			continue
 		}

@@ -13,7 +13,8 @@
 //	bucket wal:     key   = last time in chunk (8 bytes BE) ++ chunk sequence (8 bytes BE)
 //	                value = chunk (below)
 //	bucket walseq:  key   = chunk sequence (8 bytes BE)
-//	                value = first time (8) ++ last time (8) ++ batch (8) ++ entries (4), all BE
+//	                value = first time (8) ++ last time (8) ++ batch (8) ++ entries (4)
+//	                        ++ chunk size in bytes (4), all BE
 //
 // A chunk is: a version byte (1), uvarint batch, uvarint entry count,
 // uvarint first time, uvarint smallest arrival, then per entry: uvarint
