@@ -7,8 +7,8 @@
 //
 //	meta        "magic" = "cdclog", "schema" = schema version (8 bytes, big-endian),
 //	            "created" = RFC 3339 creation time
-//	wal         the write-ahead log of accepted messages (package wal)
-//	walseq      the WAL's arrival-order index (package wal)
+//	wal         the write-ahead log's index, by time (package wal)
+//	walseq      the write-ahead log's chunks of messages, by arrival (package wal)
 //	checkpoint  "state": the processor's checkpoint (package recovery)
 //	output      the clean output log, by sequence number (package recovery)
 //	quarantine  rejected input kept under --on-error quarantine

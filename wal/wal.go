@@ -58,8 +58,8 @@ func (b *Batch) Write(tx *bolt.Tx, batch, nextChunk uint64) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	wal.FillPercent = 0.9 // keys mostly ascend; a little room for late times
-	seq.FillPercent = 1.0 // strictly ascending
+	wal.FillPercent = 0.9 // index keys mostly ascend; a little room for late times
+	seq.FillPercent = 1.0 // chunk sequence numbers strictly ascend
 	sorted := b.sortedByTime()
 	used := uint64(0)
 	for start := 0; start < len(sorted); {
@@ -112,13 +112,18 @@ type sortKey struct {
 	index uint32
 }
 
-// indexSize is the size of a walseq value.
+// indexSize is the size of an index record in the wal bucket.
 const indexSize = 32
 
+// putChunk stores a chunk's body under its sequence number in the walseq
+// bucket (strictly ascending keys: bbolt only ever rewrites the last leaf)
+// and its index record under its last time in the wal bucket (small
+// values, so inserting a straggler's chunk among older times rewrites
+// little).
 func putChunk(wal, seq *bolt.Bucket, batch, chunk uint64, entries []*Entry, size int) error {
 	first, last := entries[0].Time, entries[len(entries)-1].Time
 	value := appendChunk(make([]byte, 0, size+32), batch, entries)
-	if err := wal.Put(walKey(last, chunk), value); err != nil {
+	if err := seq.Put(binary.BigEndian.AppendUint64(nil, chunk), value); err != nil {
 		return fmt.Errorf("wal: put chunk %d: %w", chunk, err)
 	}
 	idx := make([]byte, 0, indexSize)
@@ -127,7 +132,7 @@ func putChunk(wal, seq *bolt.Bucket, batch, chunk uint64, entries []*Entry, size
 	idx = binary.BigEndian.AppendUint64(idx, batch)
 	idx = binary.BigEndian.AppendUint32(idx, uint32(len(entries)))
 	idx = binary.BigEndian.AppendUint32(idx, uint32(len(value)))
-	if err := seq.Put(binary.BigEndian.AppendUint64(nil, chunk), idx); err != nil {
+	if err := wal.Put(walKey(last, chunk), idx); err != nil {
 		return fmt.Errorf("wal: index chunk %d: %w", chunk, err)
 	}
 	return nil
@@ -149,42 +154,58 @@ func buckets(tx *bolt.Tx) (wal, seq *bolt.Bucket, err error) {
 }
 
 // Scan calls fn for every entry whose time is at least from, in the order
-// of the keys (by chunk's last time, then arrival). An error from fn stops
-// the scan and is returned.
+// of the index (by chunk's last time, then arrival). An error from fn
+// stops the scan and is returned.
 func Scan(tx *bolt.Tx, from uint64, fn func(*Entry) error) error {
-	wal, _, err := buckets(tx)
+	wal, seq, err := buckets(tx)
 	if err != nil {
 		return err
 	}
 	c := wal.Cursor()
-	var e Entry
-	for k, v := c.Seek(binary.BigEndian.AppendUint64(nil, from)); k != nil; k, v = c.Next() {
-		r, err := newChunkReader(v)
-		if err != nil {
-			return fmt.Errorf("wal chunk %x: %w", k, err)
+	for k, _ := c.Seek(binary.BigEndian.AppendUint64(nil, from)); k != nil; k, _ = c.Next() {
+		if len(k) != 16 {
+			return fmt.Errorf("%w: bad index key %x", ErrCorrupt, k)
 		}
-		for {
-			ok, err := r.next(&e)
-			if err != nil {
-				return fmt.Errorf("wal chunk %x: %w", k, err)
+		body := seq.Get(k[8:])
+		if body == nil {
+			return fmt.Errorf("%w: chunk %x indexed but missing", ErrCorrupt, k[8:])
+		}
+		err := eachEntry(body, func(e *Entry) error {
+			if e.Time < from {
+				return nil
 			}
-			if !ok {
-				break
-			}
-			if e.Time >= from {
-				if err := fn(&e); err != nil {
-					return err
-				}
-			}
+			return fn(e)
+		})
+		if err != nil {
+			return fmt.Errorf("wal chunk %x: %w", k[8:], err)
 		}
 	}
 	return nil
 }
 
-// ScanArrival calls fn for every entry in the order it was appended. It
+// eachEntry decodes a chunk and calls fn for each entry.
+func eachEntry(body []byte, fn func(*Entry) error) error {
+	r, err := newChunkReader(body)
+	if err != nil {
+		return err
+	}
+	var e Entry
+	for {
+		ok, err := r.next(&e)
+		if err != nil || !ok {
+			return err
+		}
+		if err := fn(&e); err != nil {
+			return err
+		}
+	}
+}
+
+// ScanArrival calls fn for every entry in the order it was appended: the
+// chunks in sequence, and within each batch the entries by arrival. It
 // holds one batch's entries in memory at a time.
 func ScanArrival(tx *bolt.Tx, fn func(*Entry) error) error {
-	wal, seq, err := buckets(tx)
+	_, seq, err := buckets(tx)
 	if err != nil {
 		return err
 	}
@@ -207,34 +228,22 @@ func ScanArrival(tx *bolt.Tx, fn func(*Entry) error) error {
 	}
 	c := seq.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
-		if len(k) != 8 || len(v) != indexSize {
-			return fmt.Errorf("%w: bad walseq record", ErrCorrupt)
+		r, err := newChunkReader(v)
+		if err != nil {
+			return fmt.Errorf("wal chunk %x: %w", k, err)
 		}
-		last, batch := binary.BigEndian.Uint64(v[8:]), binary.BigEndian.Uint64(v[16:])
-		if batch != curBatch && len(pending) > 0 {
+		if r.batch != curBatch && len(pending) > 0 {
 			if err := flush(); err != nil {
 				return err
 			}
 		}
-		curBatch = batch
-		value := wal.Get(walKey(last, binary.BigEndian.Uint64(k)))
-		if value == nil {
-			return fmt.Errorf("%w: chunk %x indexed but missing", ErrCorrupt, k)
-		}
-		r, err := newChunkReader(value)
+		curBatch = r.batch
+		err = eachEntry(v, func(e *Entry) error {
+			pending = append(pending, *e)
+			return nil
+		})
 		if err != nil {
-			return err
-		}
-		for {
-			var e Entry
-			ok, err := r.next(&e)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				break
-			}
-			pending = append(pending, e)
+			return fmt.Errorf("wal chunk %x: %w", k, err)
 		}
 	}
 	return flush()
@@ -253,10 +262,10 @@ func DeleteBelow(tx *bolt.Tx, t uint64) (int, error) {
 		keys = append(keys, slices.Clone(k))
 	}
 	for _, k := range keys {
-		if err := wal.Delete(k); err != nil {
+		if err := seq.Delete(k[8:]); err != nil {
 			return 0, fmt.Errorf("wal: delete chunk: %w", err)
 		}
-		if err := seq.Delete(k[8:]); err != nil {
+		if err := wal.Delete(k); err != nil {
 			return 0, fmt.Errorf("wal: delete chunk index: %w", err)
 		}
 	}
@@ -277,12 +286,12 @@ type Stats struct {
 // 32 bytes per chunk, never the chunks, so it is cheap on a big log (and
 // does not pull the whole file into memory).
 func ReadStats(tx *bolt.Tx) (Stats, error) {
-	_, seq, err := buckets(tx)
+	wal, _, err := buckets(tx)
 	if err != nil {
 		return Stats{}, err
 	}
 	var s Stats
-	c := seq.Cursor()
+	c := wal.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
 		if len(v) != indexSize {
 			return s, fmt.Errorf("%w: bad walseq record", ErrCorrupt)
@@ -293,7 +302,7 @@ func ReadStats(tx *bolt.Tx) (Stats, error) {
 		}
 		s.MaxTime = max(s.MaxTime, last)
 		s.Entries += uint64(binary.BigEndian.Uint32(v[24:]))
-		s.Bytes += int64(binary.BigEndian.Uint32(v[28:])) + 16 + int64(len(k)+len(v))
+		s.Bytes += int64(binary.BigEndian.Uint32(v[28:])) + 8 + int64(len(k)+len(v))
 		s.Chunks++
 	}
 	return s, nil
