@@ -1,6 +1,7 @@
 package recovery
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/cdclog/cdclog/cdc"
@@ -61,7 +62,7 @@ func (r *Reader) startFrontier() (uint64, error) {
 		}
 		return nil
 	})
-	if err != nil && err != errStop {
+	if err != nil && !errors.Is(err, errStop) {
 		return 0, err
 	}
 	if !found {
@@ -72,7 +73,7 @@ func (r *Reader) startFrontier() (uint64, error) {
 	return start, nil
 }
 
-var errStop = fmt.Errorf("stop")
+var errStop = errors.New("stop")
 
 // VerifyResult compares the re-derived stream with the stored output.
 type VerifyResult struct {
@@ -132,7 +133,7 @@ func (r *Reader) Verify() (VerifyResult, error) {
 		}
 		return nil
 	})
-	if err != nil && err != errStop {
+	if err != nil && !errors.Is(err, errStop) {
 		return res, err
 	}
 	return res, nil

@@ -1,6 +1,7 @@
 package recovery
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/cdclog/cdclog/cdc"
@@ -54,7 +55,7 @@ func replayWAL(tx *bolt.Tx, cp *checkpoint) (*demangle.Receiver, error) {
 	close(stop)
 	for range batches { // let the decoder finish before tx closes
 	}
-	if serr := <-scanErr; err == nil && serr != errStop {
+	if serr := <-scanErr; err == nil && !errors.Is(serr, errStop) {
 		err = serr
 	}
 	if err != nil {

@@ -17,19 +17,19 @@ const chunkVersion = 1
 // ErrCorrupt is wrapped by errors about undecodable log data.
 var ErrCorrupt = errors.New("corrupt write-ahead log")
 
-// appendChunk encodes entries (sorted by time) as one chunk.
-func appendChunk(dst []byte, batch uint64, entries []*Entry) []byte {
-	first := entries[0].Time
+// appendChunk encodes entries, whose smallest time is first, as one chunk.
+func appendChunk(dst []byte, batch, first uint64, entries []Entry) []byte {
 	minArrival := entries[0].Arrival
-	for _, e := range entries {
-		minArrival = min(minArrival, e.Arrival)
+	for i := range entries {
+		minArrival = min(minArrival, entries[i].Arrival)
 	}
 	dst = append(dst, chunkVersion)
 	dst = binary.AppendUvarint(dst, batch)
 	dst = binary.AppendUvarint(dst, uint64(len(entries)))
 	dst = binary.AppendUvarint(dst, first)
 	dst = binary.AppendUvarint(dst, minArrival)
-	for _, e := range entries {
+	for i := range entries {
+		e := &entries[i]
 		dst = binary.AppendUvarint(dst, e.Time-first)
 		dst = binary.AppendUvarint(dst, e.Arrival-minArrival)
 		dst = binary.AppendUvarint(dst, e.Source)

@@ -18,8 +18,6 @@ var (
 // empty batch.
 type Batch struct {
 	entries []Entry
-	keys    []sortKey
-	sorted  []*Entry
 	// arena holds the bodies; appending never moves bytes already handed
 	// out (a grown arena is a new array, the old one stays alive).
 	arena []byte
@@ -36,7 +34,6 @@ func (b *Batch) Add(e Entry) {
 // Reset empties the batch for reuse once Write has returned.
 func (b *Batch) Reset() {
 	clear(b.entries)
-	clear(b.sorted)
 	b.entries = b.entries[:0]
 	b.arena = b.arena[:0]
 }
@@ -60,56 +57,20 @@ func (b *Batch) Write(tx *bolt.Tx, batch, nextChunk uint64) (uint64, error) {
 	}
 	wal.FillPercent = 0.9 // index keys mostly ascend; a little room for late times
 	seq.FillPercent = 1.0 // chunk sequence numbers strictly ascend
-	sorted := b.sortedByTime()
 	used := uint64(0)
-	for start := 0; start < len(sorted); {
+	for start := 0; start < len(b.entries); {
 		end, size := start, 0
-		for end < len(sorted) && end-start < MaxChunkEntries && (size < MaxChunkBytes || end == start) {
-			size += len(sorted[end].Body) + 16
+		for end < len(b.entries) && end-start < MaxChunkEntries && (size < MaxChunkBytes || end == start) {
+			size += len(b.entries[end].Body) + 16
 			end++
 		}
-		if err := putChunk(wal, seq, batch, nextChunk+used, sorted[start:end], size); err != nil {
+		if err := putChunk(wal, seq, batch, nextChunk+used, b.entries[start:end], size); err != nil {
 			return used, err
 		}
 		used++
 		start = end
 	}
 	return used, nil
-}
-
-// sortedByTime returns the entries sorted by time, then arrival. It sorts
-// small (time, index) pairs rather than the entries themselves, and the
-// entries' arrival order breaks ties, since they were added in it.
-func (b *Batch) sortedByTime() []*Entry {
-	keys := b.keys[:0]
-	inOrder := true
-	for i := range b.entries {
-		keys = append(keys, sortKey{b.entries[i].Time, uint32(i)})
-		inOrder = inOrder && (i == 0 || b.entries[i-1].Time <= b.entries[i].Time)
-	}
-	b.keys = keys
-	if !inOrder {
-		slices.SortFunc(keys, func(x, y sortKey) int {
-			switch {
-			case x.time < y.time:
-				return -1
-			case x.time > y.time:
-				return 1
-			}
-			return int(x.index) - int(y.index)
-		})
-	}
-	sorted := b.sorted[:0]
-	for _, k := range keys {
-		sorted = append(sorted, &b.entries[k.index])
-	}
-	b.sorted = sorted
-	return sorted
-}
-
-type sortKey struct {
-	time  uint64
-	index uint32
 }
 
 // indexSize is the size of an index record in the wal bucket.
@@ -120,9 +81,9 @@ const indexSize = 32
 // and its index record under its last time in the wal bucket (small
 // values, so inserting a straggler's chunk among older times rewrites
 // little).
-func putChunk(wal, seq *bolt.Bucket, batch, chunk uint64, entries []*Entry, size int) error {
-	first, last := entries[0].Time, entries[len(entries)-1].Time
-	value := appendChunk(make([]byte, 0, size+32), batch, entries)
+func putChunk(wal, seq *bolt.Bucket, batch, chunk uint64, entries []Entry, size int) error {
+	first, last := timeRange(entries)
+	value := appendChunk(make([]byte, 0, size+32), batch, first, entries)
 	if err := seq.Put(binary.BigEndian.AppendUint64(nil, chunk), value); err != nil {
 		return fmt.Errorf("wal: put chunk %d: %w", chunk, err)
 	}
@@ -136,6 +97,15 @@ func putChunk(wal, seq *bolt.Bucket, batch, chunk uint64, entries []*Entry, size
 		return fmt.Errorf("wal: index chunk %d: %w", chunk, err)
 	}
 	return nil
+}
+
+// timeRange returns the smallest and the largest time of entries.
+func timeRange(entries []Entry) (first, last uint64) {
+	first, last = entries[0].Time, entries[0].Time
+	for i := range entries {
+		first, last = min(first, entries[i].Time), max(last, entries[i].Time)
+	}
+	return first, last
 }
 
 func walKey(last, chunk uint64) []byte {
@@ -170,30 +140,34 @@ func Scan(tx *bolt.Tx, from uint64, fn func(*Entry) error) error {
 		if body == nil {
 			return fmt.Errorf("%w: chunk %x indexed but missing", ErrCorrupt, k[8:])
 		}
-		err := eachEntry(body, func(e *Entry) error {
+		err := eachEntry(k[8:], body, func(e *Entry) error {
 			if e.Time < from {
 				return nil
 			}
 			return fn(e)
 		})
 		if err != nil {
-			return fmt.Errorf("wal chunk %x: %w", k[8:], err)
+			return err
 		}
 	}
 	return nil
 }
 
-// eachEntry decodes a chunk and calls fn for each entry.
-func eachEntry(body []byte, fn func(*Entry) error) error {
+// eachEntry decodes the chunk with key k and calls fn for each entry. A
+// decoding error names the chunk; fn's errors are returned as they are.
+func eachEntry(k, body []byte, fn func(*Entry) error) error {
 	r, err := newChunkReader(body)
 	if err != nil {
-		return err
+		return fmt.Errorf("wal chunk %x: %w", k, err)
 	}
 	var e Entry
 	for {
 		ok, err := r.next(&e)
-		if err != nil || !ok {
-			return err
+		if err != nil {
+			return fmt.Errorf("wal chunk %x: %w", k, err)
+		}
+		if !ok {
+			return nil
 		}
 		if err := fn(&e); err != nil {
 			return err
@@ -202,51 +176,19 @@ func eachEntry(body []byte, fn func(*Entry) error) error {
 }
 
 // ScanArrival calls fn for every entry in the order it was appended: the
-// chunks in sequence, and within each batch the entries by arrival. It
-// holds one batch's entries in memory at a time.
+// chunks in sequence, each in arrival order.
 func ScanArrival(tx *bolt.Tx, fn func(*Entry) error) error {
 	_, seq, err := buckets(tx)
 	if err != nil {
 		return err
 	}
-	var pending []Entry
-	curBatch := uint64(0)
-	flush := func() error {
-		slices.SortFunc(pending, func(x, y Entry) int {
-			if x.Arrival < y.Arrival {
-				return -1
-			}
-			return 1
-		})
-		for i := range pending {
-			if err := fn(&pending[i]); err != nil {
-				return err
-			}
-		}
-		pending = pending[:0]
-		return nil
-	}
 	c := seq.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
-		r, err := newChunkReader(v)
-		if err != nil {
-			return fmt.Errorf("wal chunk %x: %w", k, err)
-		}
-		if r.batch != curBatch && len(pending) > 0 {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-		curBatch = r.batch
-		err = eachEntry(v, func(e *Entry) error {
-			pending = append(pending, *e)
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("wal chunk %x: %w", k, err)
+		if err := eachEntry(k, v, fn); err != nil {
+			return err
 		}
 	}
-	return flush()
+	return nil
 }
 
 // DeleteBelow removes every chunk whose entries are all below t and

@@ -183,7 +183,7 @@ func entryEqual(a, b Entry) bool {
 }
 
 func FuzzChunkReader(f *testing.F) {
-	f.Add(appendChunk(nil, 3, []*Entry{{Time: 5, Arrival: 9, Body: []byte("x")}, {Time: 7, Arrival: 2, Line: 4}}))
+	f.Add(appendChunk(nil, 3, 5, []Entry{{Time: 5, Arrival: 9, Body: []byte("x")}, {Time: 7, Arrival: 2, Line: 4}}))
 	f.Add([]byte{1, 0, 200, 1})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := newChunkReader(b)
