@@ -38,7 +38,7 @@ func FuzzParseJSON(f *testing.F) {
 		var m, general Message
 		err := ParseJSON(line, &m)
 		gerr := parseJSONGeneral(line, &general)
-		if parseJSONFast(line, &Message{}) && gerr != nil {
+		if parseJSONFast(line, &Message{}, nil) && gerr != nil {
 			t.Fatalf("fast path accepts %q, general decoder says %v", line, gerr)
 		}
 		if (err == nil) != (gerr == nil) || (err == nil && !sameMessage(m, general)) {
@@ -56,7 +56,7 @@ func FuzzParseJSON(f *testing.F) {
 		if err := ParseJSON(out, &again); err != nil || !sameMessage(m, again) {
 			t.Fatalf("re-parse of %s: %v, %v (was %v)", out, again, err, m)
 		}
-		if !parseJSONFast(out, &again) {
+		if !parseJSONFast(out, &again, nil) {
 			t.Fatalf("fast path refuses cdclog's own %s", out)
 		}
 		checkBinaryRoundTrip(t, &m)

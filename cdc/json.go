@@ -14,7 +14,13 @@ import "fmt"
 // documentation. Errors say what is wrong and, for malformed JSON, at which
 // column (1-based, in bytes); on error *m is the zero Message.
 func ParseJSON(line []byte, m *Message) error {
-	if parseJSONFast(line, m) {
+	return parseJSON(line, m, nil)
+}
+
+// parseJSON is ParseJSON keeping the fast path's counts in slab, when not
+// nil.
+func parseJSON(line []byte, m *Message, slab *[]Count) error {
+	if parseJSONFast(line, m, slab) {
 		return nil
 	}
 	if err := parseJSONGeneral(line, m); err != nil {

@@ -19,7 +19,7 @@ const (
 
 // parseJSONFast decodes line into *m and returns true, or returns false
 // without touching *m.
-func parseJSONFast(line []byte, m *Message) bool {
+func parseJSONFast(line []byte, m *Message, slab *[]Count) bool {
 	if len(line) < 16 || line[0] != '{' || line[1] != '"' {
 		return false
 	}
@@ -27,7 +27,7 @@ func parseJSONFast(line []byte, m *Message) bool {
 	case 'u':
 		return fastUpdateLine(line, m)
 	case 'p':
-		return fastProgressLine(line, m)
+		return fastProgressLine(line, m, slab)
 	case 'f':
 		return fastFinishLine(line, m)
 	}
@@ -78,13 +78,13 @@ func fastFinishLine(b []byte, m *Message) bool {
 	return true
 }
 
-func fastProgressLine(b []byte, m *Message) bool {
+func fastProgressLine(b []byte, m *Message, slab *[]Count) bool {
 	if !at(b, 0, fastProgress) {
 		return false
 	}
 	i := len(fastProgress)
 	if at(b, i, `time":`) {
-		return fastSeedLine(b, i+len(`time":`), m)
+		return fastSeedLine(b, i+len(`time":`), m, slab)
 	}
 	if !at(b, i, `lower":`) {
 		return false
@@ -103,7 +103,7 @@ func fastProgressLine(b []byte, m *Message) bool {
 	if !at(b, i, `,"counts":[`) {
 		return false
 	}
-	if p.Counts, i, ok = fastCounts(b, i+len(`,"counts":[`), &p); !ok || !closes(b, i, "}}") {
+	if p.Counts, i, ok = fastCounts(b, i+len(`,"counts":[`), &p, slab); !ok || !closes(b, i, "}}") {
 		return false
 	}
 	*m = Message{Kind: KindProgress, Progress: p}
@@ -112,7 +112,7 @@ func fastProgressLine(b []byte, m *Message) bool {
 
 // fastCounts reads count entries up to and including the closing ']':
 // strictly increasing times inside p's range. Zero counts are dropped.
-func fastCounts(b []byte, i int, p *Progress) ([]Count, int, bool) {
+func fastCounts(b []byte, i int, p *Progress, slab *[]Count) ([]Count, int, bool) {
 	if at(b, i, "]") {
 		return nil, i + 1, true
 	}
@@ -138,16 +138,14 @@ func fastCounts(b []byte, i int, p *Progress) ([]Count, int, bool) {
 		case at(b, i, "},"):
 			i += 2
 		case at(b, i, "}]"):
-			out := make([]Count, len(cs))
-			copy(out, cs)
-			return out, i + 2, true
+			return keepCounts(cs, slab), i + 2, true
 		default:
 			return nil, i, false
 		}
 	}
 }
 
-func fastSeedLine(b []byte, i int, m *Message) bool {
+func fastSeedLine(b []byte, i int, m *Message, slab *[]Count) bool {
 	t, i, ok := fastUint(b, i)
 	if !ok || !at(b, i, `,"count":`) {
 		return false
@@ -156,7 +154,7 @@ func fastSeedLine(b []byte, i int, m *Message) bool {
 	if !ok || c == 0 || !closes(b, i, "}}") {
 		return false
 	}
-	p := Progress{Lower: t, Upper: t + 1, Counts: []Count{{Time: t, Count: c}}}
+	p := Progress{Lower: t, Upper: t + 1, Counts: keepCounts([]Count{{Time: t, Count: c}}, slab)}
 	if t == MaxTime {
 		p.Upper, p.Unbounded = 0, true
 	}
@@ -211,4 +209,23 @@ func fastInt(b []byte, i int) (int64, int, bool) {
 		return int64(v), j, true
 	}
 	return 0, j, false
+}
+
+// countSlab is the size of the blocks a Reader keeps counts in.
+const countSlab = 4096
+
+// keepCounts returns a copy of cs that nothing else will write to: carved
+// from slab, a block only ever appended to, when slab is not nil (the
+// Reader's, sparing an allocation per progress statement), else freshly
+// allocated.
+func keepCounts(cs []Count, slab *[]Count) []Count {
+	if slab == nil {
+		return append([]Count(nil), cs...)
+	}
+	if cap(*slab)-len(*slab) < len(cs) {
+		*slab = make([]Count, 0, max(countSlab, len(cs)))
+	}
+	s := append(*slab, cs...)
+	*slab = s
+	return s[len(s)-len(cs) : len(s) : len(s)]
 }

@@ -288,7 +288,7 @@ func TestJSONRoundTripIsExact(t *testing.T) {
 		if !sameMessage(m, again) {
 			t.Errorf("%s: round trip changed %v to %v", tc.name, m, again)
 		}
-		if !parseJSONFast(out, &again) {
+		if !parseJSONFast(out, &again, nil) {
 			t.Errorf("%s: fast path refused cdclog's own output %s", tc.name, out)
 		}
 		if again := AppendJSON(nil, &again); string(again) != string(out) {

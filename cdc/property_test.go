@@ -293,7 +293,7 @@ func TestPropertyMessagesRoundTripThroughEveryCodec(t *testing.T) {
 		if err := ParseJSON(AppendJSON(nil, &m), &got); err != nil || !sameMessage(m, got) {
 			t.Fatalf("JSON: %v became %v (%v)", m, got, err)
 		}
-		if !parseJSONFast(AppendJSON(nil, &m), &got) {
+		if !parseJSONFast(AppendJSON(nil, &m), &got, nil) {
 			t.Fatalf("the fast path refuses cdclog's own %s", AppendJSON(nil, &m))
 		}
 		if _, err := ParseMsgpack(AppendMsgpack(nil, &m), &got); err != nil || !sameMessage(m, got) {
@@ -350,7 +350,7 @@ func TestPropertyParseJSONFastPathAgreesWithGeneralDecoder(t *testing.T) {
 			line[i] = rapid.SampledFrom([]byte(`{}[]":,-.0123456789e ax`)).Draw(t, "byte")
 		}
 		var fast, general Message
-		if parseJSONFast(line, &fast) {
+		if parseJSONFast(line, &fast, nil) {
 			if err := parseJSONGeneral(line, &general); err != nil || !sameMessage(fast, general) {
 				t.Fatalf("%s: fast %v, general %v (%v)", line, fast, general, err)
 			}

@@ -50,8 +50,10 @@ type Reader struct {
 
 	pos Pos
 	raw []byte
-	// slab is where msgpack data is converted to JSON (see mpDecoder).
-	slab []byte
+	// slab is where msgpack data is converted to JSON (see mpDecoder), and
+	// counts where progress statements' counts are kept (see keepCounts).
+	slab   []byte
+	counts []Count
 }
 
 // NewReader returns a Reader of messages in format f from r; source names
@@ -189,7 +191,7 @@ func (r *Reader) nextJSONL(m *Message) error {
 			continue // a blank line
 		}
 		r.raw = line
-		if err := ParseJSON(line, m); err != nil {
+		if err := parseJSON(line, m, &r.counts); err != nil {
 			return r.decodeError(r.pos, false, "%s", err)
 		}
 		return nil
