@@ -122,10 +122,21 @@ func (r *Receiver) Push(out []cdc.Message, m *cdc.Message, at cdc.Pos) ([]cdc.Me
 		return out, 0, err
 	}
 	r.stats.count(m.Kind, o)
-	if o == Accepted {
+	if o == Accepted && r.mayAdvance(m) {
 		out = r.advance(out)
 	}
 	return out, o, nil
+}
+
+// mayAdvance reports whether accepting m can move the frontier. The
+// frontier was as far as it could go before m, so only a change at the
+// frontier's own time can move it: an update there, or a statement
+// covering it.
+func (r *Receiver) mayAdvance(m *cdc.Message) bool {
+	if m.Kind == cdc.KindUpdate {
+		return m.Update.Time == r.frontier
+	}
+	return m.Progress.Covers(r.frontier)
 }
 
 // state returns the state of time t, creating it when create is set.

@@ -28,7 +28,9 @@ func (r *Receiver) pushUpdate(u *cdc.Update, at cdc.Pos) (Outcome, error) {
 		return 0, r.updateViolation(UpdateAtZeroCount, u, at, em, ep,
 			"a progress statement says time %d holds no update", u.Time)
 	}
-	ts = r.state(u.Time, true)
+	if ts == nil {
+		ts = r.state(u.Time, true)
+	}
 	ts.add(heldUpdate{data: r.keep(u.Data), diff: u.Diff, pos: at})
 	r.held++
 	return Accepted, nil
