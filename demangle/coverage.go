@@ -41,6 +41,16 @@ func (c *coverage) contains(first, last uint64) bool {
 
 // add covers [first, last], merging with overlapping and adjacent spans.
 func (c *coverage) add(first, last uint64) {
+	// The common case, statements arriving about in time order: the range
+	// starts at or just after the last span's end.
+	if n := len(c.spans); n > 0 && first > c.spans[n-1].first && c.spans[n-1].last < math.MaxUint64 && first <= c.spans[n-1].last+1 {
+		c.spans[n-1].last = max(c.spans[n-1].last, last)
+		return
+	}
+	if n := len(c.spans); n > 0 && c.spans[n-1].last < math.MaxUint64 && first > c.spans[n-1].last+1 {
+		c.spans = append(c.spans, span{first, last})
+		return
+	}
 	// i: first span that ends at or after first-1 (touches or follows).
 	lo := first
 	if lo > 0 {

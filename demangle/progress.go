@@ -20,6 +20,10 @@ func (r *Receiver) pushProgress(p *cdc.Progress, at cdc.Pos) (Outcome, error) {
 	if r.cover.contains(first, last) {
 		return Duplicate, nil
 	}
+	if first == last && len(p.Counts) == 1 && p.Counts[0].Time == first {
+		r.holdSingle(p, at)
+		return Accepted, nil
+	}
 	s := r.newStmt(p, at)
 	listed := uint64(0)
 	for _, c := range s.p.Counts {
@@ -154,4 +158,17 @@ func (r *Receiver) newStmt(p *cdc.Progress, at cdc.Pos) *stmt {
 		s.p.Counts = append([]cdc.Count(nil), p.Counts...)
 	}
 	return s
+}
+
+// holdSingle holds a statement that, from the frontier on, speaks for one
+// time only, with a non-zero count: the commonest shape. Only that time's
+// state refers to it, so it is kept there rather than allocated.
+func (r *Receiver) holdSingle(p *cdc.Progress, at cdc.Pos) {
+	c := p.Counts[0]
+	ts := r.state(c.Time, true)
+	ts.own = stmt{p: *p, pos: at, one: [1]cdc.Count{c}}
+	ts.own.p.Counts = ts.own.one[:]
+	ts.count, ts.hasCount, ts.countFrom = c.Count, true, &ts.own
+	r.countTimes.push(c.Time)
+	r.cover.add(c.Time, c.Time)
 }

@@ -20,6 +20,8 @@ type timeState struct {
 	countFrom *stmt
 	updates   []heldUpdate
 	index     map[string]int
+	// own holds a statement about this time alone (see holdSingle).
+	own stmt
 }
 
 // heldUpdate is one distinct update at a time; its data is the receiver's
