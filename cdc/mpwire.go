@@ -245,13 +245,6 @@ func intNum(v int64) num {
 	return num{exact: true, mag: uint64(v)}
 }
 
-// skip moves past one whole value; see mpSkip.
-func (d *mpDecoder) skip() error {
-	var err error
-	d.i, _, err = mpSkip(d.b, d.i, 1)
-	return err
-}
-
 // mpSkip moves past pending values starting at b[i], iteratively, so any
 // nesting is fine; it tells a reader the extent of a message it could not
 // decode. When b ends first it returns a truncation error with the offset

@@ -59,11 +59,6 @@ func withoutLine(data []byte, n int) []byte {
 	return bytes.Join(append(lines[:n-1:n-1], lines[n:]...), nil)
 }
 
-// line returns line n of data, without its newline.
-func line(data []byte, n int) []byte {
-	return bytes.TrimSuffix(bytes.SplitAfter(data, []byte("\n"))[n-1], []byte("\n"))
-}
-
 // malformedInput replaces a line in the middle with malformed JSON.
 func malformedInput(t *testing.T, dir string, good []byte) badInput {
 	n := bytes.Count(good, []byte("\n")) * 3 / 5
