@@ -36,6 +36,8 @@ func globalFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress display and no informational logs"},
 		&cli.StringFlag{Name: "log-level", Value: "info", Usage: "stderr log level: debug, info, warn or error"},
 		&cli.StringFlag{Name: "cpuprofile", Hidden: true, Usage: "write a CPU profile to `FILE` (for performance work)"},
+		&cli.StringFlag{Name: "memprofile", Hidden: true, Usage: "write an allocation profile to `FILE` at exit (for performance work)"},
+		&cli.StringFlag{Name: "trace", Hidden: true, Usage: "write an execution trace to `FILE` (for performance work: go tool trace FILE)"},
 	}
 }
 

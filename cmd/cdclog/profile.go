@@ -1,39 +1,74 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"runtime/pprof"
+	"runtime/trace"
 
 	"github.com/urfave/cli/v2"
 )
 
-const profileKey = "cdclog.profile"
+const (
+	profileKey = "cdclog.profile"
+	traceKey   = "cdclog.trace"
+)
 
-// startProfile starts the CPU profile asked for by the hidden global flag
-// --cpuprofile.
+// startProfile starts the CPU profile and the execution trace asked for by
+// the hidden global flags --cpuprofile and --trace.
 func startProfile(c *cli.Context) error {
-	path := c.String("cpuprofile")
-	if path == "" {
-		return nil
+	if path := c.String("cpuprofile"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			return withCode(exitFailure, fmt.Errorf("cpu profile: %w", err))
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return withCode(exitFailure, fmt.Errorf("cpu profile: %w", err))
+		}
+		c.App.Metadata[profileKey] = f
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return withCode(exitFailure, fmt.Errorf("cpu profile: %w", err))
+	if path := c.String("trace"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			return withCode(exitFailure, fmt.Errorf("trace: %w", err))
+		}
+		if err := trace.Start(f); err != nil {
+			f.Close()
+			return withCode(exitFailure, fmt.Errorf("trace: %w", err))
+		}
+		c.App.Metadata[traceKey] = f
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return withCode(exitFailure, fmt.Errorf("cpu profile: %w", err))
-	}
-	c.App.Metadata[profileKey] = f
 	return nil
 }
 
-// stopProfile ends the CPU profile, if one was started.
+// stopProfile ends the CPU profile and the trace, if they were started,
+// and writes the allocation profile asked for by --memprofile.
 func stopProfile(c *cli.Context) error {
+	var errs []error
+	if path := c.String("memprofile"); path != "" {
+		errs = append(errs, writeHeapProfile(path))
+	}
 	if f, ok := c.App.Metadata[profileKey].(*os.File); ok {
 		pprof.StopCPUProfile()
-		return f.Close()
+		errs = append(errs, f.Close())
 	}
-	return nil
+	if f, ok := c.App.Metadata[traceKey].(*os.File); ok {
+		trace.Stop()
+		errs = append(errs, f.Close())
+	}
+	return errors.Join(errs...)
+}
+
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("memory profile: %w", err)
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		f.Close()
+		return fmt.Errorf("memory profile: %w", err)
+	}
+	return f.Close()
 }
