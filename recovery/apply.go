@@ -19,22 +19,41 @@ type work struct {
 	results []Result
 	errs    []error
 
-	wal wal.Batch
-	// out is the batch's output, rendered by the commit goroutine into the
-	// output log and the sinks (the receiver never reuses emitted messages).
-	out        []cdc.Message
-	output     outputRecords
-	sinkBytes  []byte
-	liveBytes  []byte
+	// accepted are the messages the receiver accepted, numbered from
+	// firstArrival; the prepare goroutine encodes them into wal.
+	accepted     []accepted
+	firstArrival uint64
+	wal          wal.Batch
+	// out is the batch's output, rendered by the prepare goroutine into
+	// the output log and the sinks (the receiver never reuses emitted
+	// messages).
+	out       []cdc.Message
+	output    outputRecords
+	sinkBytes []byte
+	liveBytes []byte
+	// sinkDone delivers the result of writing sinkBytes (nil when
+	// nothing was handed to the sink writer); sinkErr receives it once.
+	sinkDone   chan error
 	quarantine []quarantineRecord
 	cp         checkpoint
 	status     receiverState
 }
 
+// sinkErr waits for the batch's output bytes to be written and fsynced,
+// and returns the error, if any. It may be called more than once.
+func (w *work) sinkErr() error {
+	if w.sinkDone == nil {
+		return nil
+	}
+	err := <-w.sinkDone
+	w.sinkDone = nil
+	return err
+}
+
 // applyLoop gathers requests into batches, runs them through the receiver
-// and hands each batch to the commit goroutine.
+// and hands each batch to the prepare goroutine.
 func (p *Processor) applyLoop() {
-	defer close(p.commits)
+	defer close(p.prepared)
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	for first := range p.requests {
@@ -47,15 +66,17 @@ func (p *Processor) applyLoop() {
 		} else {
 			p.apply(w)
 		}
-		p.commits <- w
+		p.prepared <- w
 	}
 }
 
 // newWork returns a work for reqs, reusing a committed one's buffers when
 // there is one.
 func (p *Processor) newWork(reqs []*request) *work {
-	w, ok := p.works.Get().(*work)
-	if !ok {
+	var w *work
+	select {
+	case w = <-p.works:
+	default:
 		w = &work{}
 	}
 	w.reqs = reqs
@@ -70,13 +91,17 @@ func (p *Processor) recycle(w *work) {
 	clear(w.reqs)
 	clear(w.errs)
 	clear(w.out)
+	clear(w.accepted)
 	w.wal.Reset()
 	w.output.reset(0)
 	*w = work{
 		results: w.results[:0], errs: w.errs[:0], out: w.out[:0], wal: w.wal, output: w.output,
-		sinkBytes: w.sinkBytes[:0], liveBytes: w.liveBytes[:0],
+		accepted: w.accepted[:0], sinkBytes: w.sinkBytes[:0], liveBytes: w.liveBytes[:0],
 	}
-	p.works.Put(w)
+	select {
+	case p.works <- w:
+	default:
+	}
 }
 
 // collect gathers requests after first until the batch holds
@@ -104,8 +129,8 @@ func (p *Processor) collect(first *request, timer *time.Timer) []*request {
 // apply pushes every request of w through the receiver and fills w.
 func (p *Processor) apply(w *work) {
 	w.output.reset(p.cp.NextOutput)
+	w.firstArrival = p.cp.NextArrival
 	out := w.out
-	var scratch []byte
 	for i, r := range w.reqs {
 		res := &w.results[i]
 		if r.CursorCheck && !bytes.Equal(p.cp.Cursors[r.Cursor], r.CursorPrev) {
@@ -134,9 +159,8 @@ func (p *Processor) apply(w *work) {
 			switch o {
 			case demangle.Accepted:
 				res.Accepted++
-				scratch = cdc.AppendBinary(scratch[:0], m)
-				w.wal.Add(wal.Entry{Time: m.Time(), Arrival: p.cp.NextArrival, Source: p.cp.source(at.Source),
-					Line: nonNegative(at.Line), Offset: nonNegative(at.Offset), Body: scratch})
+				w.accepted = append(w.accepted, accepted{m: m, source: p.cp.source(at.Source),
+					line: nonNegative(at.Line), offset: nonNegative(at.Offset)})
 				p.cp.NextArrival++
 			case demangle.Duplicate:
 				res.Duplicates++
@@ -164,20 +188,6 @@ func (p *Processor) apply(w *work) {
 	p.cp.NextBatch++
 	w.cp = p.cp.clone()
 	w.status = captureReceiver(p.recv)
-}
-
-// render encodes the batch's output for the output log and the sinks.
-func (p *Processor) render(w *work) {
-	for i := range w.out {
-		m := &w.out[i]
-		w.output.add(m)
-		if p.opts.Sink != nil {
-			w.sinkBytes = cdc.AppendMessage(w.sinkBytes, p.opts.SinkFormat, m)
-		}
-		if p.opts.Live != nil {
-			w.liveBytes = cdc.AppendMessage(w.liveBytes, p.opts.LiveFormat, m)
-		}
-	}
 }
 
 // setAside applies policy Skip or Quarantine to a rejected message.

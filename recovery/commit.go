@@ -26,29 +26,18 @@ func (p *Processor) commitLoop() {
 			}
 			r.pending.finish(w.results[i], e)
 		}
+		w.sinkErr() // the sink writer is done with the batch's bytes
 		p.recycle(w)
 	}
 }
 
-// commit writes the batch: sink bytes first (and fsync), then one bbolt
-// transaction with the WAL chunks, output records, quarantine and the
-// checkpoint; live output goes out after the commit.
+// commit writes the batch in one bbolt transaction: the WAL chunks, output
+// records, quarantine and the checkpoint; live output goes out after the
+// commit. The sink writer has been writing and fsyncing the batch's output
+// bytes since the prepare goroutine handed them over; the transaction waits
+// for them before committing, so the output bytes are durable before the
+// checkpoint that counts them.
 func (p *Processor) commit(w *work, st *commitState) error {
-	p.render(w)
-	// The sink is written and fsynced while the transaction is built; the
-	// transaction waits for it before committing, so the output bytes are
-	// durable before the checkpoint that counts them.
-	sinkDone := p.writeSink(w.sinkBytes)
-	sinkErr := func() error {
-		err := <-sinkDone
-		sinkDone = nil
-		return err
-	}
-	defer func() {
-		if sinkDone != nil {
-			<-sinkDone
-		}
-	}()
 	w.cp.Sink.Size = st.sinkSize + int64(len(w.sinkBytes))
 	err := p.db.Update(func(tx *bolt.Tx) error {
 		used, err := w.wal.Write(tx, w.cp.NextBatch, st.nextChunk)
@@ -65,7 +54,7 @@ func (p *Processor) commit(w *work, st *commitState) error {
 		if err := w.cp.save(tx); err != nil {
 			return err
 		}
-		return sinkErr()
+		return w.sinkErr()
 	})
 	if err != nil {
 		return fmt.Errorf("commit batch: %w", err)
@@ -91,27 +80,4 @@ func (p *Processor) commit(w *work, st *commitState) error {
 type commitState struct {
 	nextChunk uint64
 	sinkSize  int64
-}
-
-// writeSink writes b to the sink and fsyncs it on a goroutine, and returns
-// the channel its error arrives on (at once when there is nothing to
-// write).
-func (p *Processor) writeSink(b []byte) chan error {
-	done := make(chan error, 1)
-	if len(b) == 0 {
-		done <- nil
-		return done
-	}
-	go func() {
-		if _, err := p.opts.Sink.Write(b); err != nil {
-			done <- fmt.Errorf("write output file: %w", err)
-			return
-		}
-		if err := p.opts.Sink.Sync(); err != nil {
-			done <- fmt.Errorf("fsync output file: %w", err)
-			return
-		}
-		done <- nil
-	}()
-	return done
 }

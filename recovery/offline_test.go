@@ -47,7 +47,7 @@ func TestVerifyCatchesADifferenceInTheStoredOutput(t *testing.T) {
 		b := tx.Bucket(store.BucketOutput)
 		k, v := b.Cursor().First()
 		var c outputChunk
-		c.first = binary.BigEndian.Uint64(k)
+		c.reset(binary.BigEndian.Uint64(k))
 		altered := uint64(0)
 		scanChunkForTest(v, func(m cdc.Message) {
 			if altered == 0 && m.Kind == cdc.KindUpdate {

@@ -24,19 +24,48 @@ type Record struct {
 	Msg cdc.Message
 }
 
-// outputChunk is one value of the output log being built.
+// outputChunk is one value of the output log being built. Its body starts
+// with room for the record count, so that the value is a slice of it.
 type outputChunk struct {
-	first   uint64
-	n       int
-	body    []byte
-	scratch []byte
+	first uint64
+	n     int
+	body  []byte
 }
 
+// countRoom is the room kept at the start of a chunk's body for its count.
+const countRoom = binary.MaxVarintLen64
+
+func (c *outputChunk) reset(first uint64) {
+	c.first, c.n = first, 0
+	c.body = append(c.body[:0], make([]byte, countRoom)...)
+}
+
+// add appends m, encoded in place after a one-byte length that is widened
+// for the rare record of 128 bytes or more.
 func (c *outputChunk) add(m *cdc.Message) {
-	c.scratch = cdc.AppendBinary(c.scratch[:0], m)
-	c.body = binary.AppendUvarint(c.body, uint64(len(c.scratch)))
-	c.body = append(c.body, c.scratch...)
+	start := len(c.body)
+	c.body = cdc.AppendBinary(append(c.body, 0), m)
+	n := len(c.body) - start - 1
+	if n < 0x80 {
+		c.body[start] = byte(n)
+	} else {
+		var hdr [binary.MaxVarintLen64]byte
+		h := binary.PutUvarint(hdr[:], uint64(n))
+		c.body = append(c.body, hdr[:h-1]...)
+		copy(c.body[start+h:], c.body[start+1:start+1+n])
+		copy(c.body[start:], hdr[:h])
+	}
 	c.n++
+}
+
+// value returns the chunk's bbolt value: the record count, then the
+// records. It aliases the body.
+func (c *outputChunk) value() []byte {
+	var hdr [binary.MaxVarintLen64]byte
+	h := binary.PutUvarint(hdr[:], uint64(c.n))
+	start := countRoom - h
+	copy(c.body[start:], hdr[:h])
+	return c.body[start:]
 }
 
 // outputRecords accumulates a batch's output records, numbered from
@@ -47,13 +76,11 @@ type outputRecords struct {
 }
 
 func (o *outputRecords) reset(first uint64) {
-	for i := range o.chunks {
-		o.chunks[i].n, o.chunks[i].body = 0, o.chunks[i].body[:0]
-	}
 	if len(o.chunks) == 0 {
 		o.chunks = append(o.chunks, outputChunk{})
 	}
-	o.chunks[0].first, o.used = first, 1
+	o.chunks[0].reset(first)
+	o.used = 1
 }
 
 func (o *outputRecords) add(m *cdc.Message) {
@@ -65,7 +92,7 @@ func (o *outputRecords) add(m *cdc.Message) {
 		}
 		o.used++
 		c = &o.chunks[o.used-1]
-		c.first, c.n, c.body = next, 0, c.body[:0]
+		c.reset(next)
 	}
 	c.add(m)
 }
@@ -77,11 +104,6 @@ func (o *outputRecords) count() int {
 		n += c.n
 	}
 	return n
-}
-
-func (c *outputChunk) value() []byte {
-	v := binary.AppendUvarint(make([]byte, 0, len(c.body)+10), uint64(c.n))
-	return append(v, c.body...)
 }
 
 func writeOutput(tx *bolt.Tx, o *outputRecords) error {

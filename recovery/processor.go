@@ -25,9 +25,12 @@ type Processor struct {
 	cp   checkpoint
 
 	requests chan *request
-	commits  chan *work
-	works    sync.Pool     // of *work, recycled after commit
-	done     chan struct{} // closed when both goroutines have ended
+	prepared chan *work // from the apply to the prepare goroutine
+	commits  chan *work // from the prepare to the commit goroutine
+	// works keeps committed batches' buffers for reuse: a few, one per
+	// stage, and not a sync.Pool, which drops them at each collection.
+	works chan *work
+	done  chan struct{} // closed when the goroutines have ended
 
 	mu        sync.Mutex
 	closed    bool
@@ -68,6 +71,8 @@ func start(db *store.DB, o Options) (*Processor, error) {
 	p := &Processor{
 		db: db, opts: o, log: o.Logger, recv: recv, cp: cp,
 		requests: make(chan *request, 16),
+		prepared: make(chan *work, 1),
+		works:    make(chan *work, 4),
 		commits:  make(chan *work, 1),
 		done:     make(chan struct{}),
 		notify:   make(chan struct{}),
@@ -82,9 +87,10 @@ func start(db *store.DB, o Options) (*Processor, error) {
 	}
 	p.committed = p.cp.clone()
 	p.status = captureReceiver(recv)
-	applyDone := make(chan struct{})
+	applyDone, prepareDone := make(chan struct{}), make(chan struct{})
 	go func() { p.applyLoop(); close(applyDone) }()
-	go func() { p.commitLoop(); <-applyDone; close(p.done) }()
+	go func() { p.prepareLoop(newSinkWriter(o.Sink)); close(prepareDone) }()
+	go func() { p.commitLoop(); <-applyDone; <-prepareDone; close(p.done) }()
 	return p, nil
 }
 

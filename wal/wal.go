@@ -21,6 +21,9 @@ type Batch struct {
 	// arena holds the bodies; appending never moves bytes already handed
 	// out (a grown arena is a new array, the old one stays alive).
 	arena []byte
+	// values holds the encoded chunks Write hands bbolt, which must stay
+	// untouched until the transaction ends: until Reset.
+	values []byte
 }
 
 // Add appends an entry, copying its body.
@@ -36,6 +39,7 @@ func (b *Batch) Reset() {
 	clear(b.entries)
 	b.entries = b.entries[:0]
 	b.arena = b.arena[:0]
+	b.values = b.values[:0]
 }
 
 // Len returns the number of entries in the batch.
@@ -64,7 +68,14 @@ func (b *Batch) Write(tx *bolt.Tx, batch, nextChunk uint64) (uint64, error) {
 			size += len(b.entries[end].Body) + 16
 			end++
 		}
-		if err := putChunk(wal, seq, batch, nextChunk+used, b.entries[start:end], size); err != nil {
+		// A grown values buffer is a new array: values already handed to
+		// bbolt stay where they are.
+		entries := b.entries[start:end]
+		first, last := timeRange(entries)
+		at := len(b.values)
+		b.values = appendChunk(slices.Grow(b.values, size+32), batch, first, entries)
+		value := b.values[at:len(b.values):len(b.values)]
+		if err := putChunk(wal, seq, batch, nextChunk+used, first, last, len(entries), value); err != nil {
 			return used, err
 		}
 		used++
@@ -81,9 +92,7 @@ const indexSize = 32
 // and its index record under its last time in the wal bucket (small
 // values, so inserting a straggler's chunk among older times rewrites
 // little).
-func putChunk(wal, seq *bolt.Bucket, batch, chunk uint64, entries []Entry, size int) error {
-	first, last := timeRange(entries)
-	value := appendChunk(make([]byte, 0, size+32), batch, first, entries)
+func putChunk(wal, seq *bolt.Bucket, batch, chunk, first, last uint64, n int, value []byte) error {
 	if err := seq.Put(binary.BigEndian.AppendUint64(nil, chunk), value); err != nil {
 		return fmt.Errorf("wal: put chunk %d: %w", chunk, err)
 	}
@@ -91,7 +100,7 @@ func putChunk(wal, seq *bolt.Bucket, batch, chunk uint64, entries []Entry, size 
 	idx = binary.BigEndian.AppendUint64(idx, first)
 	idx = binary.BigEndian.AppendUint64(idx, last)
 	idx = binary.BigEndian.AppendUint64(idx, batch)
-	idx = binary.BigEndian.AppendUint32(idx, uint32(len(entries)))
+	idx = binary.BigEndian.AppendUint32(idx, uint32(n))
 	idx = binary.BigEndian.AppendUint32(idx, uint32(len(value)))
 	if err := wal.Put(walKey(last, chunk), idx); err != nil {
 		return fmt.Errorf("wal: index chunk %d: %w", chunk, err)
