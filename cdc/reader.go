@@ -21,11 +21,12 @@ const chunkSize = 256 << 10
 // Reader reads messages from a stream in one Format, keeping track of
 // where each came from.
 //
-// Messages returned by Next stay valid forever: the Reader never reuses a
-// buffer whose bytes it has handed out (data may alias the chunk it was
-// read into). A consumer that keeps a few messages for a long time while
-// dropping their neighbours may copy Update.Data, so as not to pin whole
-// chunks in memory.
+// Messages returned by Next stay valid forever: their data and counts are
+// copied out of the read buffer into blocks that are only ever appended
+// to, so the Reader reuses its read buffer and allocates in proportion to
+// the data it hands out, not to the bytes it reads. A consumer that keeps a
+// few messages for a long time while dropping their neighbours may copy
+// Update.Data, so as not to pin whole blocks in memory.
 type Reader struct {
 	r      io.Reader
 	format Format
@@ -50,8 +51,9 @@ type Reader struct {
 
 	pos Pos
 	raw []byte
-	// slab is where msgpack data is converted to JSON (see mpDecoder), and
-	// counts where progress statements' counts are kept (see keepCounts).
+	// slab is where data is kept (msgpack data converted to JSON, see
+	// mpDecoder; JSON data copied, see keepData), and counts where
+	// progress statements' counts are kept (see keepCounts).
 	slab   []byte
 	counts []Count
 }
@@ -106,14 +108,16 @@ func (r *Reader) Next(m *Message) error {
 	return fmt.Errorf("cdc: reader for unknown format %v", r.format)
 }
 
-// fill reads once into the current chunk, first moving the unconsumed bytes
-// to a new chunk if this one is full. Bytes before start may be in use by
-// messages, so a chunk is never reused.
+// fill reads once into the buffer, first moving the unconsumed bytes to its
+// front when it is full (to a bigger buffer when they fill half of it). No
+// message refers to the buffer (see keepData), so it is reused.
 func (r *Reader) fill() {
 	if r.end == len(r.buf) {
 		pending := r.end - r.start
-		size := max(chunkSize, min(2*pending, r.max+2))
-		nb := make([]byte, size)
+		nb := r.buf
+		if pending > len(r.buf)/2 || len(r.buf) < chunkSize {
+			nb = make([]byte, max(chunkSize, min(2*pending, r.max+2)))
+		}
 		copy(nb, r.buf[r.start:r.end])
 		r.scanned -= r.start
 		r.buf, r.start, r.end = nb, 0, pending
@@ -194,8 +198,22 @@ func (r *Reader) nextJSONL(m *Message) error {
 		if err := parseJSON(line, m, &r.counts); err != nil {
 			return r.decodeError(r.pos, false, "%s", err)
 		}
+		if m.Kind == KindUpdate {
+			m.Update.Data = r.keepData(m.Update.Data)
+		}
 		return nil
 	}
+}
+
+// keepData returns a copy of data in the slab, which is only ever appended
+// to: the data stays valid while the read buffer it came from is reused.
+func (r *Reader) keepData(data []byte) []byte {
+	if cap(r.slab)-len(r.slab) < len(data) {
+		r.slab = make([]byte, 0, max(dataSlab, len(data)))
+	}
+	start := len(r.slab)
+	r.slab = append(r.slab, data...)
+	return r.slab[start:len(r.slab):len(r.slab)]
 }
 
 // skipBOM drops a UTF-8 byte order mark at the start of the stream.

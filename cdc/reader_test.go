@@ -211,31 +211,49 @@ func TestReaderRejectsLinesBeyondSixteenMiB(t *testing.T) {
 }
 
 func TestReaderMessagesStayValidAcrossChunks(t *testing.T) {
-	var in bytes.Buffer
+	// Several chunks' worth of messages, kept while the Reader reuses its
+	// buffer: their data and counts must not change. Every fourth update's
+	// data is not canonical (the general decoder's path).
 	n := 3 * chunkSize / 40
+	want := make([]Message, 0, n)
 	for i := 0; i < n; i++ {
-		fmt.Fprintf(&in, `{"update":{"data":"k%d","time":%d,"diff":1}}`+"\n", i, i)
+		switch {
+		case i%3 == 2:
+			want = append(want, NewProgress(uint64(i), uint64(i)+1, Count{Time: uint64(i), Count: uint64(i%7 + 1)}))
+		default:
+			want = append(want, NewUpdate([]byte(fmt.Sprintf(`"k%d"`, i)), uint64(i), 1))
+		}
 	}
-	for name, wrap := range readers {
-		r := NewReader(wrap(bytes.NewReader(in.Bytes())), JSONL, "s")
-		var msgs []Message
-		for {
-			var m Message
-			err := r.Next(&m)
-			if err == io.EOF {
-				break
+	for _, f := range []Format{JSONL, Msgpack} {
+		var in []byte
+		for i := range want {
+			if f == JSONL && i%4 == 0 && want[i].Kind == KindUpdate {
+				in = fmt.Appendf(in, `{"update":{"diff":1, "time":%d, "data":"k%d"}}`+"\n", i, i)
+				continue
 			}
-			if err != nil {
-				t.Fatal(err)
+			in = AppendMessage(in, f, &want[i])
+		}
+		for name, wrap := range readers {
+			r := NewReader(wrap(bytes.NewReader(in)), f, "s")
+			var msgs []Message
+			for {
+				var m Message
+				err := r.Next(&m)
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				msgs = append(msgs, m)
 			}
-			msgs = append(msgs, m)
-		}
-		if len(msgs) != n {
-			t.Fatalf("%s: %d messages, want %d", name, len(msgs), n)
-		}
-		for i, m := range msgs {
-			if want := fmt.Sprintf(`"k%d"`, i); string(m.Update.Data) != want || m.Update.Time != uint64(i) {
-				t.Fatalf("%s: message %d became %v", name, i, m)
+			if len(msgs) != n {
+				t.Fatalf("%v %s: %d messages, want %d", f, name, len(msgs), n)
+			}
+			for i := range msgs {
+				if got, w := AppendJSON(nil, &msgs[i]), AppendJSON(nil, &want[i]); !bytes.Equal(got, w) {
+					t.Fatalf("%v %s: message %d became %s, want %s", f, name, i, got, w)
+				}
 			}
 		}
 	}
