@@ -40,6 +40,7 @@ func (p *Processor) commitLoop() {
 func (p *Processor) commit(w *work, st *commitState) error {
 	w.cp.Sink.Size = st.sinkSize + int64(len(w.sinkBytes))
 	err := p.db.Update(func(tx *bolt.Tx) error {
+		p.releaseMapped(st)
 		used, err := w.wal.Write(tx, w.cp.NextBatch, st.nextChunk)
 		if err != nil {
 			return err
@@ -80,4 +81,25 @@ func (p *Processor) commit(w *work, st *commitState) error {
 type commitState struct {
 	nextChunk uint64
 	sinkSize  int64
+	commits   int
+}
+
+// releaseEvery is how many commits pass between releases of the mapped
+// file pages: each commit touches a few hundred KiB of them (bbolt reads the
+// last leaves of the WAL and the output log to rewrite them), so the
+// resident set holds at most a few MiB of them.
+const releaseEvery = 16
+
+// releaseMapped drops bbolt's mapped pages from the resident set now and
+// then, so that memory follows what is pending rather than the file's size
+// (see store.DB.ReleaseMapped). It runs inside the commit's transaction,
+// where bbolt cannot remap. A failure costs only memory, so it is logged.
+func (p *Processor) releaseMapped(st *commitState) {
+	st.commits++
+	if st.commits%releaseEvery != 0 {
+		return
+	}
+	if err := p.db.ReleaseMapped(); err != nil && st.commits == releaseEvery {
+		p.log.Debug("cannot release mapped pages", "err", err)
+	}
 }
