@@ -124,7 +124,7 @@ func FuzzParseMsgpack(f *testing.F) {
 		var m Message
 		n, err := ParseMsgpack(b, &m)
 		var fast, general Message
-		if fn, ok := fastMsgpack(b, &fast, nil); ok {
+		if fn, ok := fastMsgpack(b, &fast, nil, nil); ok {
 			gn, gerr := parseMsgpackGeneral(b, &general, nil)
 			if gerr != nil || gn != fn || !reflect.DeepEqual(fast, general) {
 				t.Fatalf("fast path: %d bytes %v; general: %d bytes %v, %v", fn, fast, gn, general, gerr)

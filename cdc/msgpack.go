@@ -16,12 +16,13 @@ import "errors"
 // message cut short wraps io.ErrUnexpectedEOF. On error n is 0 and *m is
 // the zero Message.
 func ParseMsgpack(b []byte, m *Message) (n int, err error) {
-	return parseMsgpack(b, m, nil)
+	return parseMsgpack(b, m, nil, nil)
 }
 
-// parseMsgpack is ParseMsgpack building data in slab, when not nil.
-func parseMsgpack(b []byte, m *Message, slab *[]byte) (n int, err error) {
-	if n, ok := fastMsgpack(b, m, slab); ok {
+// parseMsgpack is ParseMsgpack building data in slab and keeping the fast
+// path's counts in counts, when they are not nil (see keepCounts).
+func parseMsgpack(b []byte, m *Message, slab *[]byte, counts *[]Count) (n int, err error) {
+	if n, ok := fastMsgpack(b, m, slab, counts); ok {
 		return n, nil
 	}
 	return parseMsgpackGeneral(b, m, slab)

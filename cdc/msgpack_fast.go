@@ -24,12 +24,12 @@ var (
 
 // fastMsgpack decodes b's first message into m when it has one of the fast
 // shapes; data is built in slab when not nil.
-func fastMsgpack(b []byte, m *Message, slab *[]byte) (int, bool) {
+func fastMsgpack(b []byte, m *Message, slab *[]byte, counts *[]Count) (int, bool) {
 	switch {
 	case bytes.HasPrefix(b, mpUpdatePrefix):
 		return fastMpUpdate(b, len(mpUpdatePrefix), m, slab)
 	case bytes.HasPrefix(b, mpProgressPrefix):
-		return fastMpProgress(b, len(mpProgressPrefix), m)
+		return fastMpProgress(b, len(mpProgressPrefix), m, counts)
 	}
 	return 0, false
 }
@@ -54,7 +54,7 @@ func fastMpUpdate(b []byte, i int, m *Message, slab *[]byte) (int, bool) {
 	return i, true
 }
 
-func fastMpProgress(b []byte, i int, m *Message) (int, bool) {
+func fastMpProgress(b []byte, i int, m *Message, slab *[]Count) (int, bool) {
 	lower, i, ok := fastMpUint(b, i)
 	if !ok {
 		return 0, false
@@ -69,10 +69,8 @@ func fastMpProgress(b []byte, i int, m *Message) (int, bool) {
 	}
 	n := int(b[i] & 0x0f)
 	i++
-	var counts []Count
-	if n > 0 {
-		counts = make([]Count, n)
-	}
+	var buf [15]Count // a fixarray holds at most 15
+	counts := buf[:n]
 	for k := range counts {
 		if i >= len(b) || b[i] != 0x82 {
 			return 0, false
@@ -89,7 +87,11 @@ func fastMpProgress(b []byte, i int, m *Message) (int, bool) {
 		}
 		counts[k] = c
 	}
-	*m = Message{Kind: KindProgress, Progress: Progress{Lower: lower, Upper: upper, Counts: counts}}
+	var kept []Count
+	if n > 0 {
+		kept = keepCounts(counts, slab)
+	}
+	*m = Message{Kind: KindProgress, Progress: Progress{Lower: lower, Upper: upper, Counts: kept}}
 	return i, true
 }
 

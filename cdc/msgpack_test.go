@@ -387,14 +387,14 @@ func TestMsgpackFastPathTakesWhatAppendMsgpackWrites(t *testing.T) {
 	for _, m := range msgs {
 		b := AppendMsgpack(nil, &m)
 		var got Message
-		n, ok := fastMsgpack(b, &got, nil)
+		n, ok := fastMsgpack(b, &got, nil, nil)
 		if !ok || n != len(b) || !sameMessage(got, m) {
 			t.Errorf("%v: fast path took %d of %d bytes (ok %v), got %v", m, n, len(b), ok, got)
 		}
 	}
 	for _, m := range []Message{NewUpdate([]byte(`{"id":1}`), 1, 1), NewUpdate([]byte(`"é"`), 1, 1), {Kind: KindProgress, Progress: Progress{Lower: 3, Unbounded: true}}} {
 		var got Message
-		if _, ok := fastMsgpack(AppendMsgpack(nil, &m), &got, nil); ok {
+		if _, ok := fastMsgpack(AppendMsgpack(nil, &m), &got, nil, nil); ok {
 			t.Errorf("%v: the fast path should leave it to the general decoder", m)
 		}
 	}

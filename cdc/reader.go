@@ -322,7 +322,7 @@ func (r *Reader) msgPos() Pos { return Pos{Source: r.source, Offset: r.offset} }
 func (r *Reader) tryMsgpack(b []byte, m *Message) (done bool, err error) {
 	var perr error
 	if r.scanPending == 0 {
-		n, err := parseMsgpack(b, m, &r.slab)
+		n, err := parseMsgpack(b, m, &r.slab, &r.counts)
 		if err == nil {
 			return true, r.acceptMsgpack(b, n, nil)
 		}
@@ -342,7 +342,7 @@ func (r *Reader) tryMsgpack(b []byte, m *Message) (done bool, err error) {
 		return true, r.decodeError(r.pos, true, "%s", err)
 	}
 	if perr == nil || isTruncated(perr) {
-		_, perr = parseMsgpack(b[:at], m, &r.slab)
+		_, perr = parseMsgpack(b[:at], m, &r.slab, &r.counts)
 	}
 	return true, r.acceptMsgpack(b, at, perr)
 }
