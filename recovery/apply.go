@@ -70,15 +70,10 @@ func (p *Processor) applyLoop() {
 	}
 }
 
-// newWork returns a work for reqs, reusing a committed one's buffers when
-// there is one.
+// newWork returns a work for reqs, waiting for one of the fixed set of
+// works to be recycled.
 func (p *Processor) newWork(reqs []*request) *work {
-	var w *work
-	select {
-	case w = <-p.works:
-	default:
-		w = &work{}
-	}
+	w := <-p.works
 	w.reqs = reqs
 	w.results = append(w.results[:0], make([]Result, len(reqs))...)
 	w.errs = append(w.errs[:0], make([]error, len(reqs))...)
@@ -98,10 +93,7 @@ func (p *Processor) recycle(w *work) {
 		results: w.results[:0], errs: w.errs[:0], out: w.out[:0], wal: w.wal, output: w.output,
 		accepted: w.accepted[:0], sinkBytes: w.sinkBytes[:0], liveBytes: w.liveBytes[:0],
 	}
-	select {
-	case p.works <- w:
-	default:
-	}
+	p.works <- w // never blocks: the channel holds every work
 }
 
 // collect gathers requests after first until the batch holds

@@ -27,8 +27,8 @@ type Processor struct {
 	requests chan *request
 	prepared chan *work // from the apply to the prepare goroutine
 	commits  chan *work // from the prepare to the commit goroutine
-	// works keeps committed batches' buffers for reuse: a few, one per
-	// stage, and not a sync.Pool, which drops them at each collection.
+	// works holds the idle ones of a fixed set of batches (see
+	// workCount), reused with their buffers.
 	works chan *work
 	done  chan struct{} // closed when the goroutines have ended
 
@@ -40,6 +40,15 @@ type Processor struct {
 	notify    chan struct{} // closed and replaced at each commit
 	failed    error
 }
+
+// workCount is the number of batches in the pipeline at once: one being
+// applied, one being prepared, one committing. The set is fixed, rather
+// than grown when a stage lags, so that memory stays what it is after the
+// first few batches: a batch created late in a long run, when the stages
+// happened to lag, kept its buffers (about 9 MB at the default batch size)
+// to the end, and peak memory grew with the length of the stream. A fourth
+// batch measured no faster.
+const workCount = 3
 
 type request struct {
 	Request
@@ -72,7 +81,7 @@ func start(db *store.DB, o Options) (*Processor, error) {
 		db: db, opts: o, log: o.Logger, recv: recv, cp: cp,
 		requests: make(chan *request, 16),
 		prepared: make(chan *work, 1),
-		works:    make(chan *work, 4),
+		works:    make(chan *work, workCount),
 		commits:  make(chan *work, 1),
 		done:     make(chan struct{}),
 		notify:   make(chan struct{}),
@@ -87,6 +96,9 @@ func start(db *store.DB, o Options) (*Processor, error) {
 	}
 	p.committed = p.cp.clone()
 	p.status = captureReceiver(recv)
+	for range workCount {
+		p.works <- &work{}
+	}
 	applyDone, prepareDone := make(chan struct{}), make(chan struct{})
 	go func() { p.applyLoop(); close(applyDone) }()
 	go func() { p.prepareLoop(newSinkWriter(o.Sink)); close(prepareDone) }()
