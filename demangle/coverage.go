@@ -18,13 +18,29 @@ type coverage struct {
 	spans []span
 }
 
-// find returns the index of the span containing t.
+// find returns the index of the span containing t, or of the first span
+// after t.
 func (c *coverage) find(t uint64) (int, bool) {
-	i := sort.Search(len(c.spans), func(i int) bool { return c.spans[i].last >= t })
+	i := c.search(t)
 	if i < len(c.spans) && c.spans[i].first <= t {
 		return i, true
 	}
 	return i, false
+}
+
+// search returns the index of the first span that ends at or after t. A
+// few spans (the usual case: one per gap in the progress received) are
+// scanned; more are searched.
+func (c *coverage) search(t uint64) int {
+	if len(c.spans) <= 8 {
+		for i := range c.spans {
+			if c.spans[i].last >= t {
+				return i
+			}
+		}
+		return len(c.spans)
+	}
+	return sort.Search(len(c.spans), func(i int) bool { return c.spans[i].last >= t })
 }
 
 // covers reports whether t is covered.
@@ -56,7 +72,7 @@ func (c *coverage) add(first, last uint64) {
 	if lo > 0 {
 		lo--
 	}
-	i := sort.Search(len(c.spans), func(i int) bool { return c.spans[i].last >= lo })
+	i := c.search(lo)
 	// j: first span that starts after last+1.
 	hi := last
 	if hi < math.MaxUint64 {
@@ -73,7 +89,7 @@ func (c *coverage) add(first, last uint64) {
 
 // trim drops the spans that end before f.
 func (c *coverage) trim(f uint64) {
-	i := sort.Search(len(c.spans), func(i int) bool { return c.spans[i].last >= f })
+	i := c.search(f)
 	if i > 0 {
 		c.spans = append(c.spans[:0], c.spans[i:]...)
 	}

@@ -1,23 +1,29 @@
 package demangle
 
-// minHeap is a binary min-heap under less, without the interface boxing of
-// container/heap (which allocates on every push of a value type).
-type minHeap[T any] struct {
-	items []T
-	less  func(a, b T) bool
+// keyHeap is a binary min-heap of values ordered by a uint64 key. The key
+// is stored beside the value, so that comparing two items is comparing two
+// integers: no call through a function value, no interface boxing (as
+// container/heap would need). The zero value is an empty heap.
+type keyHeap[T any] struct {
+	items []keyed[T]
 }
 
-func (h *minHeap[T]) Len() int { return len(h.items) }
+type keyed[T any] struct {
+	key uint64
+	val T
+}
 
-// Top returns the smallest item; the heap must not be empty.
-func (h *minHeap[T]) Top() T { return h.items[0] }
+func (h *keyHeap[T]) Len() int { return len(h.items) }
 
-func (h *minHeap[T]) Push(x T) {
-	h.items = append(h.items, x)
+// TopKey returns the smallest key; the heap must not be empty.
+func (h *keyHeap[T]) TopKey() uint64 { return h.items[0].key }
+
+func (h *keyHeap[T]) Push(key uint64, v T) {
+	h.items = append(h.items, keyed[T]{key, v})
 	i := len(h.items) - 1
 	for i > 0 {
 		p := (i - 1) / 2
-		if !h.less(h.items[i], h.items[p]) {
+		if h.items[i].key >= h.items[p].key {
 			break
 		}
 		h.items[i], h.items[p] = h.items[p], h.items[i]
@@ -25,18 +31,16 @@ func (h *minHeap[T]) Push(x T) {
 	}
 }
 
-func (h *minHeap[T]) Pop() T {
+// Pop removes the item with the smallest key; the heap must not be empty.
+func (h *keyHeap[T]) Pop() {
 	n := len(h.items) - 1
-	top := h.items[0]
 	h.items[0] = h.items[n]
-	var zero T
-	h.items[n] = zero
+	h.items[n] = keyed[T]{}
 	h.items = h.items[:n]
 	h.down(0)
-	return top
 }
 
-func (h *minHeap[T]) down(i int) {
+func (h *keyHeap[T]) down(i int) {
 	n := len(h.items)
 	for {
 		l := 2*i + 1
@@ -44,10 +48,10 @@ func (h *minHeap[T]) down(i int) {
 			return
 		}
 		c := l
-		if r := l + 1; r < n && h.less(h.items[r], h.items[l]) {
+		if r := l + 1; r < n && h.items[r].key < h.items[l].key {
 			c = r
 		}
-		if !h.less(h.items[c], h.items[i]) {
+		if h.items[c].key >= h.items[i].key {
 			return
 		}
 		h.items[i], h.items[c] = h.items[c], h.items[i]
@@ -55,62 +59,42 @@ func (h *minHeap[T]) down(i int) {
 	}
 }
 
-// init restores the heap order after items were set directly.
-func (h *minHeap[T]) init() {
-	for i := len(h.items)/2 - 1; i >= 0; i-- {
-		h.down(i)
+// popBelow removes the items whose key is below f.
+func (h *keyHeap[T]) popBelow(f uint64) {
+	for len(h.items) > 0 && h.items[0].key < f {
+		h.Pop()
 	}
 }
 
 // timeHeap is a min-heap of times that have an explicit count, so the
 // receiver can skip a stretch of zero-count times in one step.
-type timeHeap struct{ minHeap[uint64] }
+type timeHeap struct{ keyHeap[struct{}] }
 
-func newTimeHeap() timeHeap {
-	return timeHeap{minHeap[uint64]{less: func(a, b uint64) bool { return a < b }}}
-}
+func (h *timeHeap) push(t uint64) { h.Push(t, struct{}{}) }
 
-func (h *timeHeap) push(t uint64) {
-	if h.less == nil {
-		*h = newTimeHeap()
-	}
-	h.Push(t)
-}
-
-// popBelow removes the times below f.
-func (h *timeHeap) popBelow(f uint64) {
-	for h.Len() > 0 && h.Top() < f {
-		h.Pop()
-	}
-}
+// Top returns the smallest time; the heap must not be empty.
+func (h *timeHeap) Top() uint64 { return h.TopKey() }
 
 // stmtHeap is a min-heap, by last covered time, of the statements that give
 // some time a zero count: the receiver names them when an update contradicts
 // that zero.
-type stmtHeap struct{ minHeap[*stmt] }
+type stmtHeap struct{ keyHeap[*stmt] }
 
-func newStmtHeap() stmtHeap {
-	return stmtHeap{minHeap[*stmt]{less: func(a, b *stmt) bool { return a.p.Last() < b.p.Last() }}}
-}
+func (h *stmtHeap) push(s *stmt) { h.Push(s.p.Last(), s) }
 
-func (h *stmtHeap) push(s *stmt) {
-	if h.less == nil {
-		*h = newStmtHeap()
+// statements returns the held statements, in no particular order.
+func (h *stmtHeap) statements() []*stmt {
+	out := make([]*stmt, len(h.items))
+	for i := range h.items {
+		out[i] = h.items[i].val
 	}
-	h.Push(s)
-}
-
-// popBelow removes the statements that end before f.
-func (h *stmtHeap) popBelow(f uint64) {
-	for h.Len() > 0 && h.Top().p.Last() < f {
-		h.Pop()
-	}
+	return out
 }
 
 // zeroAt returns a held statement that gives t a zero count, or nil.
 func (h *stmtHeap) zeroAt(t uint64) *stmt {
-	for _, s := range h.items {
-		if s.p.Covers(t) && s.p.CountAt(t) == 0 {
+	for _, it := range h.items {
+		if s := it.val; s.p.Covers(t) && s.p.CountAt(t) == 0 {
 			return s
 		}
 	}

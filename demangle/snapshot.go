@@ -82,7 +82,7 @@ func (r *Receiver) MarshalBinary() ([]byte, error) {
 		s.Stmts = append(s.Stmts, encodeStmt(st))
 		return index[st]
 	}
-	zero := append([]*stmt(nil), r.zeroStmts.items...)
+	zero := r.zeroStmts.statements()
 	sort.Slice(zero, func(i, j int) bool { return zero[i].p.Last() < zero[j].p.Last() })
 	for _, st := range zero {
 		s.ZeroStmts = append(s.ZeroStmts, ref(st))
