@@ -81,12 +81,13 @@ func (p *Processor) newWork(reqs []*request) *work {
 }
 
 // recycle keeps a delivered work's buffers for a later batch, dropping its
-// references to requests and output.
+// references to requests. The output and accepted messages are not
+// cleared: each element is overwritten before it is read again, what the
+// stale ones refer to (a few data blocks) is bounded by the buffers' size,
+// and clearing them cost 1.4% of ingest's CPU.
 func (p *Processor) recycle(w *work) {
 	clear(w.reqs)
 	clear(w.errs)
-	clear(w.out)
-	clear(w.accepted)
 	w.wal.Reset()
 	w.output.reset(0)
 	*w = work{

@@ -36,8 +36,7 @@ func (b *Batch) Add(e Entry) {
 
 // Reset empties the batch for reuse once Write has returned.
 func (b *Batch) Reset() {
-	clear(b.entries)
-	b.entries = b.entries[:0]
+	b.entries = b.entries[:0] // their bodies point into the batch's own arena
 	b.arena = b.arena[:0]
 	b.values = b.values[:0]
 }

@@ -89,8 +89,7 @@ func writeOutputs(w *cdc.Writer, outputs <-chan []cdc.Message, spare chan<- []cd
 		for i := 0; i < len(out) && err == nil; i++ {
 			err = w.Write(&out[i])
 		}
-		clear(out)
-		select {
+		select { // not cleared, like input batches (see batchPool.put)
 		case spare <- out[:0]: // back to the receiver's goroutine for reuse
 		default:
 		}

@@ -40,10 +40,11 @@ func (bp *batchPool) get() *inputBatch {
 	return &inputBatch{msgs: make([]cdc.Message, 0, batchSize), pos: make([]cdc.Pos, 0, batchSize)}
 }
 
-// put returns b for reuse; the caller no longer uses it.
+// put returns b for reuse; the caller no longer uses it. The messages are
+// not cleared: the next fill overwrites each one before it is read, what
+// the stale ones refer to (a few data blocks) is bounded by the batch
+// size, and clearing cost 1.8% of ingest's CPU.
 func (bp *batchPool) put(b *inputBatch) {
-	clear(b.msgs)
-	clear(b.pos)
 	*b = inputBatch{msgs: b.msgs[:0], pos: b.pos[:0]}
 	bp.p.Put(b)
 }
