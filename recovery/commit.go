@@ -41,6 +41,7 @@ func (p *Processor) commit(w *work, st *commitState) error {
 	w.cp.Sink.Size = st.sinkSize + int64(len(w.sinkBytes))
 	err := p.db.Update(func(tx *bolt.Tx) error {
 		p.releaseMapped(st)
+		p.db.Reserve()
 		used, err := w.wal.Write(tx, w.cp.NextBatch, st.nextChunk)
 		if err != nil {
 			return err

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
@@ -78,4 +79,34 @@ func TestReleaseMappedDropsTouchedPagesAndKeepsDataReadable(t *testing.T) {
 		t.Fatalf("RssFile %d KiB before the release, %d after: want at least 16 MiB less", before, after)
 	}
 	readAll() // the data comes back from the page cache, unchanged
+}
+
+func TestReserveIsGivenBackOnClose(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.db")
+	db, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		db.Reserve()
+		return tx.Bucket(BucketOutput).Put([]byte("k"), bytes.Repeat([]byte("v"), 1<<20))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if used := fi.Sys().(*syscall.Stat_t).Blocks * 512; used > fi.Size()+64<<10 {
+		t.Fatalf("%d bytes of disk for a %d-byte file after Close", used, fi.Size())
+	}
+	db, err = Open(path, Options{ReadOnly: true}) // still a good database
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/cdclog/cdclog/internal/prealloc"
 	"io/fs"
 	"os"
 	"runtime/debug"
@@ -55,6 +56,7 @@ type DB struct {
 	*bolt.DB
 	path     string
 	readOnly bool
+	ahead    *prealloc.Ahead // nil when read-only
 }
 
 // Path returns the file the database was opened from.
@@ -100,7 +102,7 @@ func Open(path string, o Options) (*DB, error) {
 	}
 	for attempt := 0; ; attempt++ {
 		before, _ := os.Stat(path)
-		bdb, err := openBolt(path, boltOptions(o))
+		bdb, file, err := openBolt(path, boltOptions(o))
 		if err != nil {
 			return nil, fmt.Errorf("open %s: %w", path, classify(err))
 		}
@@ -112,6 +114,9 @@ func Open(path string, o Options) (*DB, error) {
 			continue
 		}
 		db := &DB{DB: bdb, path: path, readOnly: o.ReadOnly}
+		if !o.ReadOnly {
+			db.ahead = prealloc.New(file)
+		}
 		if err := db.checkSchema(); err != nil {
 			bdb.Close()
 			return nil, fmt.Errorf("open %s: %w", path, err)
@@ -128,8 +133,9 @@ func Open(path string, o Options) (*DB, error) {
 // that bbolt's walk reports from a goroutine of its own (a key out of
 // order, a page referenced twice) still aborts the process: nothing here
 // can catch it.
-func openBolt(path string, o *bolt.Options) (db *bolt.DB, err error) {
-	var file *os.File
+//
+// It also returns the file bbolt opened, for Reserve.
+func openBolt(path string, o *bolt.Options) (db *bolt.DB, file *os.File, err error) {
 	o.OpenFile = func(name string, flag int, perm os.FileMode) (*os.File, error) {
 		f, err := os.OpenFile(name, flag, perm)
 		file = f
@@ -141,11 +147,12 @@ func openBolt(path string, o *bolt.Options) (db *bolt.DB, err error) {
 				unlock(file) // the memory map keeps the file open
 				file.Close()
 			}
-			db, err = nil, fmt.Errorf("%w: %v", ErrCorrupt, r)
+			db, file, err = nil, nil, fmt.Errorf("%w: %v", ErrCorrupt, r)
 		}
 	}()
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	return bolt.Open(path, 0o600, o)
+	db, err = bolt.Open(path, 0o600, o)
+	return db, file, err
 }
 
 // replaced reports whether path names another file than before did.
