@@ -36,12 +36,10 @@ func (p *Processor) prepareLoop(sink *sinkWriter) {
 // encodeWAL fills w.wal with the batch's accepted messages, numbered in
 // arrival order from w.firstArrival.
 func (p *Processor) encodeWAL(w *work) {
-	var scratch []byte
 	for i := range w.accepted {
 		a := &w.accepted[i]
-		scratch = cdc.AppendBinary(scratch[:0], a.m)
-		w.wal.Add(wal.Entry{Time: a.m.Time(), Arrival: w.firstArrival + uint64(i), Source: a.source,
-			Line: a.line, Offset: a.offset, Body: scratch})
+		w.wal.AddFunc(wal.Entry{Time: a.m.Time(), Arrival: w.firstArrival + uint64(i), Source: a.source,
+			Line: a.line, Offset: a.offset}, func(dst []byte) []byte { return cdc.AppendBinary(dst, a.m) })
 	}
 }
 

@@ -14,75 +14,6 @@ var (
 	bucketSeq = []byte("walseq")
 )
 
-// Batch collects the entries of one group commit. The zero value is an
-// empty batch.
-type Batch struct {
-	entries []Entry
-	// arena holds the bodies; appending never moves bytes already handed
-	// out (a grown arena is a new array, the old one stays alive).
-	arena []byte
-	// values holds the encoded chunks Write hands bbolt, which must stay
-	// untouched until the transaction ends: until Reset.
-	values []byte
-}
-
-// Add appends an entry, copying its body.
-func (b *Batch) Add(e Entry) {
-	start := len(b.arena)
-	b.arena = append(b.arena, e.Body...)
-	e.Body = b.arena[start:len(b.arena):len(b.arena)]
-	b.entries = append(b.entries, e)
-}
-
-// Reset empties the batch for reuse once Write has returned.
-func (b *Batch) Reset() {
-	b.entries = b.entries[:0] // their bodies point into the batch's own arena
-	b.arena = b.arena[:0]
-	b.values = b.values[:0]
-}
-
-// Len returns the number of entries in the batch.
-func (b *Batch) Len() int { return len(b.entries) }
-
-// Bytes returns the total size of the entries' bodies.
-func (b *Batch) Bytes() int { return len(b.arena) }
-
-// Write stores the batch in tx as chunks numbered from nextChunk on, and
-// returns how many chunk numbers it used. The values it hands bbolt stay
-// untouched until the transaction ends, as bbolt requires.
-func (b *Batch) Write(tx *bolt.Tx, batch, nextChunk uint64) (uint64, error) {
-	if len(b.entries) == 0 {
-		return 0, nil
-	}
-	wal, seq, err := buckets(tx)
-	if err != nil {
-		return 0, err
-	}
-	wal.FillPercent = 0.9 // index keys mostly ascend; a little room for late times
-	seq.FillPercent = 1.0 // chunk sequence numbers strictly ascend
-	used := uint64(0)
-	for start := 0; start < len(b.entries); {
-		end, size := start, 0
-		for end < len(b.entries) && end-start < MaxChunkEntries && (size < MaxChunkBytes || end == start) {
-			size += len(b.entries[end].Body) + 16
-			end++
-		}
-		// A grown values buffer is a new array: values already handed to
-		// bbolt stay where they are.
-		entries := b.entries[start:end]
-		first, last := timeRange(entries)
-		at := len(b.values)
-		b.values = appendChunk(slices.Grow(b.values, size+32), batch, first, entries)
-		value := b.values[at:len(b.values):len(b.values)]
-		if err := putChunk(wal, seq, batch, nextChunk+used, first, last, len(entries), value); err != nil {
-			return used, err
-		}
-		used++
-		start = end
-	}
-	return used, nil
-}
-
 // indexSize is the size of an index record in the wal bucket.
 const indexSize = 32
 
@@ -105,15 +36,6 @@ func putChunk(wal, seq *bolt.Bucket, batch, chunk, first, last uint64, n int, va
 		return fmt.Errorf("wal: index chunk %d: %w", chunk, err)
 	}
 	return nil
-}
-
-// timeRange returns the smallest and the largest time of entries.
-func timeRange(entries []Entry) (first, last uint64) {
-	first, last = entries[0].Time, entries[0].Time
-	for i := range entries {
-		first, last = min(first, entries[i].Time), max(last, entries[i].Time)
-	}
-	return first, last
 }
 
 func walKey(last, chunk uint64) []byte {

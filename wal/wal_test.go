@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
@@ -183,7 +184,11 @@ func entryEqual(a, b Entry) bool {
 }
 
 func FuzzChunkReader(f *testing.F) {
-	f.Add(appendChunk(nil, 3, 5, []Entry{{Time: 5, Arrival: 9, Body: []byte("x")}, {Time: 7, Arrival: 2, Line: 4}}))
+	f.Add(appendChunkV1(nil, 3, 5, []Entry{{Time: 5, Arrival: 9, Body: []byte("x")}, {Time: 7, Arrival: 2, Line: 4}}))
+	var b Batch
+	b.Add(Entry{Time: 7, Arrival: 9, Body: []byte("x")})
+	b.Add(Entry{Time: 5, Arrival: 10, Line: 4, Body: make([]byte, 200)})
+	f.Add(b.chunks[0].value(3))
 	f.Add([]byte{1, 0, 200, 1})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := newChunkReader(b)
@@ -216,5 +221,76 @@ func TestDeleteBelowRemovesWhollyCompletedChunks(t *testing.T) {
 	db.View(func(tx *bolt.Tx) error { s, _ = ReadStats(tx); return nil })
 	if removed == 0 || s.Entries != 10000 || s.MinTime != 20000 {
 		t.Fatalf("removed %d chunks, left %+v", removed, s)
+	}
+}
+
+func TestABatchIsReusableAfterResetAndKeepsLongBodies(t *testing.T) {
+	db := openTestDB(t, t.TempDir())
+	defer db.Close()
+	var b Batch
+	var all []Entry
+	arrival, chunk := uint64(0), uint64(0)
+	for batch := range uint64(3) {
+		for i := range 3000 {
+			e := Entry{Time: batch*1000 + uint64(i%7), Arrival: arrival, Source: batch, Line: uint64(i), Offset: uint64(i) * 1000}
+			// Bodies from empty to past the one-byte length, and the
+			// largest time beside small ones (offsets that wrap).
+			e.Body = []byte(strings.Repeat("b", (i*37)%300))
+			if i%500 == 1 {
+				e.Time = ^uint64(0)
+			}
+			b.Add(e)
+			all = append(all, e)
+			arrival++
+		}
+		err := db.Update(func(tx *bolt.Tx) error {
+			n, err := b.Write(tx, batch, chunk)
+			chunk += n
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Reset()
+	}
+	var got []Entry
+	db.View(func(tx *bolt.Tx) error {
+		return ScanArrival(tx, func(e *Entry) error {
+			c := *e
+			c.Body = slices.Clone(e.Body)
+			got = append(got, c)
+			return nil
+		})
+	})
+	if !slices.EqualFunc(got, all, entryEqual) {
+		t.Fatalf("read back %d entries, want %d", len(got), len(all))
+	}
+}
+
+func TestVersionOneChunksStillRead(t *testing.T) {
+	db := openTestDB(t, t.TempDir())
+	defer db.Close()
+	entries := []Entry{
+		{Time: 9, Arrival: 4, Source: 1, Line: 2, Offset: 30, Body: []byte("a")},
+		{Time: 7, Arrival: 5, Body: []byte(strings.Repeat("z", 200))},
+	}
+	err := db.Update(func(tx *bolt.Tx) error {
+		wal, seq, _ := buckets(tx)
+		return putChunk(wal, seq, 0, 0, 7, 9, len(entries), appendChunkV1(nil, 0, 7, entries))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []Entry
+	db.View(func(tx *bolt.Tx) error {
+		return Scan(tx, 0, func(e *Entry) error {
+			c := *e
+			c.Body = slices.Clone(e.Body)
+			got = append(got, c)
+			return nil
+		})
+	})
+	if !slices.EqualFunc(got, entries, entryEqual) {
+		t.Fatalf("read %+v", got)
 	}
 }

@@ -1,0 +1,128 @@
+package wal
+
+import (
+	"encoding/binary"
+	"slices"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Batch collects the entries of one group commit, encoding each into its
+// chunk (one bbolt value) as it is added: no other copy of an entry is
+// kept, and Write hands bbolt the chunks as they are. The zero value is an
+// empty batch; Reset makes a written one empty again, keeping its buffers.
+type Batch struct {
+	chunks []chunkBuf // chunks[:used] hold the batch's entries
+	used   int
+	n      int
+}
+
+// chunkBuf is a chunk being built: room for the header (written by value,
+// once the batch number and the entry count are known), then the entries.
+type chunkBuf struct {
+	buf                   []byte
+	count                 int
+	first, last           uint64 // the smallest and largest time
+	baseTime, baseArrival uint64 // the first entry's
+}
+
+// headerRoom fits the largest version 2 header: version, batch (uvarint),
+// count (2 bytes), base time and base arrival (uvarints).
+const headerRoom = 1 + binary.MaxVarintLen64 + 2 + 2*binary.MaxVarintLen64
+
+// Add appends an entry, copying its body.
+func (b *Batch) Add(e Entry) {
+	b.AddFunc(e, func(dst []byte) []byte { return append(dst, e.Body...) })
+}
+
+// AddFunc appends an entry whose body appendBody appends to the slice it
+// is given (e.Body is ignored): the caller encodes the body in place.
+func (b *Batch) AddFunc(e Entry, appendBody func([]byte) []byte) {
+	c := b.current()
+	if c.count == 0 {
+		c.baseTime, c.baseArrival, c.first, c.last = e.Time, e.Arrival, e.Time, e.Time
+	}
+	c.first, c.last = min(c.first, e.Time), max(c.last, e.Time)
+	c.buf = binary.AppendUvarint(c.buf, zigzag(int64(e.Time-c.baseTime)))
+	c.buf = binary.AppendUvarint(c.buf, zigzag(int64(e.Arrival-c.baseArrival)))
+	c.buf = binary.AppendUvarint(c.buf, e.Source)
+	c.buf = binary.AppendUvarint(c.buf, e.Line)
+	c.buf = binary.AppendUvarint(c.buf, e.Offset)
+	// The body's length goes before it: one byte, widened in the rare
+	// case of a body of 128 bytes or more.
+	at := len(c.buf)
+	c.buf = appendBody(append(c.buf, 0))
+	if n := len(c.buf) - at - 1; n < 0x80 {
+		c.buf[at] = byte(n)
+	} else {
+		var hdr [binary.MaxVarintLen64]byte
+		h := binary.PutUvarint(hdr[:], uint64(n))
+		c.buf = append(c.buf, hdr[:h-1]...)
+		copy(c.buf[at+h:], c.buf[at+1:at+1+n])
+		copy(c.buf[at:], hdr[:h])
+	}
+	c.count++
+	b.n++
+}
+
+// current returns the chunk to add to, starting a new one when the last
+// one holds MaxChunkEntries entries or MaxChunkBytes bytes.
+func (b *Batch) current() *chunkBuf {
+	if b.used > 0 {
+		c := &b.chunks[b.used-1]
+		if c.count < MaxChunkEntries && len(c.buf)-headerRoom < MaxChunkBytes {
+			return c
+		}
+	}
+	if b.used == len(b.chunks) {
+		b.chunks = append(b.chunks, chunkBuf{})
+	}
+	b.used++
+	c := &b.chunks[b.used-1]
+	c.buf, c.count = slices.Grow(c.buf[:0], headerRoom)[:headerRoom], 0
+	return c
+}
+
+// value writes the chunk's header just before its entries and returns the
+// chunk's encoding, which aliases its buffer.
+func (c *chunkBuf) value(batch uint64) []byte {
+	var hdr [headerRoom]byte
+	h := append(hdr[:0], chunkV2)
+	h = binary.AppendUvarint(h, batch)
+	h = binary.BigEndian.AppendUint16(h, uint16(c.count))
+	h = binary.AppendUvarint(h, c.baseTime)
+	h = binary.AppendUvarint(h, c.baseArrival)
+	start := headerRoom - len(h)
+	copy(c.buf[start:], h)
+	return c.buf[start:]
+}
+
+// Reset empties the batch for reuse once the transaction Write wrote it
+// in has ended.
+func (b *Batch) Reset() { b.used, b.n = 0, 0 }
+
+// Len returns the number of entries in the batch.
+func (b *Batch) Len() int { return b.n }
+
+// Write stores the batch in tx as chunks numbered from nextChunk on, and
+// returns how many chunk numbers it used. The values it hands bbolt are
+// the batch's buffers, untouched until Reset, as bbolt requires until the
+// transaction ends.
+func (b *Batch) Write(tx *bolt.Tx, batch, nextChunk uint64) (uint64, error) {
+	if b.n == 0 {
+		return 0, nil
+	}
+	wal, seq, err := buckets(tx)
+	if err != nil {
+		return 0, err
+	}
+	wal.FillPercent = 0.9 // index keys mostly ascend; a little room for late times
+	seq.FillPercent = 1.0 // chunk sequence numbers strictly ascend
+	for i := range b.chunks[:b.used] {
+		c := &b.chunks[i]
+		if err := putChunk(wal, seq, batch, nextChunk+uint64(i), c.first, c.last, c.count, c.value(batch)); err != nil {
+			return uint64(i), err
+		}
+	}
+	return uint64(b.used), nil
+}
