@@ -49,52 +49,61 @@ func (bp *batchPool) put(b *inputBatch) {
 	bp.p.Put(b)
 }
 
-// readBatches decodes r into batches sent on out, applying policy to
-// decode errors: fail stops at the first, skip and quarantine collect them
-// in the batch and go on (a fatal error always stops). It closes out at the
-// end; stop aborts it early. Batches come from pool.
+// readBatches decodes r into batches sent on out (see readBatch). It
+// closes out at the end; stop aborts it early. Batches come from pool.
 func readBatches(r *cdc.Reader, policy cdc.ErrorPolicy, out chan<- *inputBatch, stop <-chan struct{}, pool *batchPool) {
 	defer close(out)
 	for {
-		b := pool.get()
-		var err error
-		for len(b.msgs) < batchSize {
-			b.msgs = b.msgs[:len(b.msgs)+1]
-			err = r.Next(&b.msgs[len(b.msgs)-1])
-			if err == nil {
-				b.pos = append(b.pos, r.Pos())
-				continue
-			}
-			b.msgs = b.msgs[:len(b.msgs)-1]
-			var de *cdc.DecodeError
-			if errors.As(err, &de) && !de.Fatal && policy != cdc.Fail {
-				b.rejects = append(b.rejects, de)
-				b.raws = append(b.raws, append([]byte(nil), r.Raw()...))
-				err = nil
-				continue
-			}
-			break
-		}
-		b.offset, b.line = r.Offset(), r.Line()
-		if err != nil && err != io.EOF {
-			b.err = err
-			// The input stops before the bad message, not after it: ingest
-			// commits this offset as where to resume, and a rerun must meet
-			// the message again, or read it once it is corrected.
-			var de *cdc.DecodeError
-			if errors.As(err, &de) {
-				b.offset, b.line = de.Pos.Offset, max(de.Pos.Line-1, 0)
-			}
-		}
+		b, more := readBatch(r, policy, pool)
 		select {
 		case out <- b:
 		case <-stop:
 			return
 		}
-		if err != nil {
+		if !more {
 			return
 		}
 	}
+}
+
+// readBatch decodes the next batch of up to batchSize messages from r,
+// applying policy to decode errors: fail stops at the first, skip and
+// quarantine collect them in the batch and go on (a fatal error always
+// stops). It reports whether the input goes on after the batch: not at its
+// end, nor after an error, which the batch carries. The batch comes from
+// pool.
+func readBatch(r *cdc.Reader, policy cdc.ErrorPolicy, pool *batchPool) (*inputBatch, bool) {
+	b := pool.get()
+	var err error
+	for len(b.msgs) < batchSize {
+		b.msgs = b.msgs[:len(b.msgs)+1]
+		err = r.Next(&b.msgs[len(b.msgs)-1])
+		if err == nil {
+			b.pos = append(b.pos, r.Pos())
+			continue
+		}
+		b.msgs = b.msgs[:len(b.msgs)-1]
+		var de *cdc.DecodeError
+		if errors.As(err, &de) && !de.Fatal && policy != cdc.Fail {
+			b.rejects = append(b.rejects, de)
+			b.raws = append(b.raws, append([]byte(nil), r.Raw()...))
+			err = nil
+			continue
+		}
+		break
+	}
+	b.offset, b.line = r.Offset(), r.Line()
+	if err != nil && err != io.EOF {
+		b.err = err
+		// The input stops before the bad message, not after it: ingest
+		// commits this offset as where to resume, and a rerun must meet
+		// the message again, or read it once it is corrected.
+		var de *cdc.DecodeError
+		if errors.As(err, &de) {
+			b.offset, b.line = de.Pos.Offset, max(de.Pos.Line-1, 0)
+		}
+	}
+	return b, err == nil
 }
 
 // openInput opens a named input; "-" or "" is stdin.
