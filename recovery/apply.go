@@ -11,9 +11,10 @@ import (
 	"github.com/cdclog/cdclog/wal"
 )
 
-// work is one group commit, prepared by the apply goroutine for the commit
-// goroutine: everything to write, and the results to deliver once it is
-// durable.
+// work is one group commit on its way through the pipeline: filled by the
+// apply goroutine (the receiver's results), encoded by the prepare
+// goroutine (WAL chunks, output log records, output bytes) and written by
+// the commit goroutine, which delivers the results once it is durable.
 type work struct {
 	reqs    []*request
 	results []Result

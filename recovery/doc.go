@@ -39,6 +39,19 @@
 // the file ends byte-identical to that of an uninterrupted run: no duplicate,
 // missing or torn line.
 //
+// # How it runs
+//
+// Three goroutines make a pipeline, with a fixed set of three batches
+// going round it: the apply goroutine gathers submitted requests into a
+// batch and runs the receiver; the prepare goroutine encodes the batch's
+// WAL chunks, output log records and output bytes, and hands the bytes to
+// a writer that writes and fsyncs the output file at once; the commit
+// goroutine writes the bbolt transaction, waiting for the output file's
+// fsync before committing. So while batch k commits, batch k+1 is
+// prepared and its output bytes written, and batch k+2 applied: the file
+// may then hold bytes of two batches past the committed size, which Open
+// cuts back as above.
+//
 // A commit or fsync error is fatal: the processor stops (later calls return
 // ErrFailed) rather than retry and risk hiding a lost write; the next Open
 // recovers from the last commit.

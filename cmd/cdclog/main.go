@@ -9,7 +9,7 @@ import (
 )
 
 func main() {
-	tuneGC()
+	tuneGC(os.Args[1:])
 	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
 }
 
