@@ -53,12 +53,18 @@ func (s *source) mark(offset, line int64) []byte {
 	return b
 }
 
-// tailCRC hashes the bytes of f just before offset.
+// tailCRC hashes the bytes of f just before offset. It is called for every
+// batch, so it reads into a buffer on the stack (io.Copy allocated 32 KiB
+// each time).
 func tailCRC(f *os.File, offset int64) (uint32, error) {
+	var buf [tailSize]byte
 	start := max(0, offset-tailSize)
-	h := crc32.New(crc32.MakeTable(crc32.Castagnoli))
-	_, err := io.Copy(h, io.NewSectionReader(f, start, offset-start))
-	return h.Sum32(), err
+	n, err := f.ReadAt(buf[:offset-start], start)
+	if err == io.EOF && int64(n) == offset-start {
+		err = nil
+	}
+	// MakeTable returns the same table every time for Castagnoli.
+	return crc32.Checksum(buf[:n], crc32.MakeTable(crc32.Castagnoli)), err
 }
 
 // openSource opens name for ingest. A regular file whose committed cursor
