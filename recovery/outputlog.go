@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/cdclog/cdclog/cdc"
+	"github.com/cdclog/cdclog/internal/lenprefix"
 	"github.com/cdclog/cdclog/store"
 	bolt "go.etcd.io/bbolt"
 )
@@ -40,21 +41,9 @@ func (c *outputChunk) reset(first uint64) {
 	c.body = append(c.body[:0], make([]byte, countRoom)...)
 }
 
-// add appends m, encoded in place after a one-byte length that is widened
-// for the rare record of 128 bytes or more.
+// add appends m, length-prefixed, encoded in place.
 func (c *outputChunk) add(m *cdc.Message) {
-	start := len(c.body)
-	c.body = cdc.AppendBinary(append(c.body, 0), m)
-	n := len(c.body) - start - 1
-	if n < 0x80 {
-		c.body[start] = byte(n)
-	} else {
-		var hdr [binary.MaxVarintLen64]byte
-		h := binary.PutUvarint(hdr[:], uint64(n))
-		c.body = append(c.body, hdr[:h-1]...)
-		copy(c.body[start+h:], c.body[start+1:start+1+n])
-		copy(c.body[start:], hdr[:h])
-	}
+	c.body = lenprefix.Append(c.body, func(b []byte) []byte { return cdc.AppendBinary(b, m) })
 	c.n++
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"slices"
 
+	"github.com/cdclog/cdclog/internal/lenprefix"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -48,19 +49,7 @@ func (b *Batch) AddFunc(e Entry, appendBody func([]byte) []byte) {
 	c.buf = binary.AppendUvarint(c.buf, e.Source)
 	c.buf = binary.AppendUvarint(c.buf, e.Line)
 	c.buf = binary.AppendUvarint(c.buf, e.Offset)
-	// The body's length goes before it: one byte, widened in the rare
-	// case of a body of 128 bytes or more.
-	at := len(c.buf)
-	c.buf = appendBody(append(c.buf, 0))
-	if n := len(c.buf) - at - 1; n < 0x80 {
-		c.buf[at] = byte(n)
-	} else {
-		var hdr [binary.MaxVarintLen64]byte
-		h := binary.PutUvarint(hdr[:], uint64(n))
-		c.buf = append(c.buf, hdr[:h-1]...)
-		copy(c.buf[at+h:], c.buf[at+1:at+1+n])
-		copy(c.buf[at:], hdr[:h])
-	}
+	c.buf = lenprefix.Append(c.buf, appendBody)
 	c.count++
 	b.n++
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime/pprof"
 	"runtime/trace"
@@ -18,28 +19,28 @@ const (
 // startProfile starts the CPU profile and the execution trace asked for by
 // the hidden global flags --cpuprofile and --trace.
 func startProfile(c *cli.Context) error {
-	if path := c.String("cpuprofile"); path != "" {
-		f, err := os.Create(path)
-		if err != nil {
-			return withCode(exitFailure, fmt.Errorf("cpu profile: %w", err))
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			f.Close()
-			return withCode(exitFailure, fmt.Errorf("cpu profile: %w", err))
-		}
-		c.App.Metadata[profileKey] = f
+	if err := startToFile(c, "cpuprofile", profileKey, "cpu profile", pprof.StartCPUProfile); err != nil {
+		return err
 	}
-	if path := c.String("trace"); path != "" {
-		f, err := os.Create(path)
-		if err != nil {
-			return withCode(exitFailure, fmt.Errorf("trace: %w", err))
-		}
-		if err := trace.Start(f); err != nil {
-			f.Close()
-			return withCode(exitFailure, fmt.Errorf("trace: %w", err))
-		}
-		c.App.Metadata[traceKey] = f
+	return startToFile(c, "trace", traceKey, "trace", trace.Start)
+}
+
+// startToFile creates the file named by flag, if it is set, starts start
+// writing to it, and keeps the file in the app metadata under key.
+func startToFile(c *cli.Context, flag, key, what string, start func(io.Writer) error) error {
+	path := c.String(flag)
+	if path == "" {
+		return nil
 	}
+	f, err := os.Create(path)
+	if err != nil {
+		return withCode(exitFailure, fmt.Errorf("%s: %w", what, err))
+	}
+	if err := start(f); err != nil {
+		f.Close()
+		return withCode(exitFailure, fmt.Errorf("%s: %w", what, err))
+	}
+	c.App.Metadata[key] = f
 	return nil
 }
 
