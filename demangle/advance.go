@@ -14,7 +14,9 @@ func (r *Receiver) advance(out []cdc.Message) []cdc.Message {
 		return out
 	}
 	old := r.frontier
-	var counts []cdc.Count
+	// The step's counts are appended to the count slab, which is only
+	// ever appended to: they stay valid in the emitted statement.
+	start := len(r.countSlab)
 	for !r.done {
 		i, ok := r.cover.find(r.frontier)
 		if !ok {
@@ -25,7 +27,7 @@ func (r *Receiver) advance(out []cdc.Message) []cdc.Message {
 				break
 			}
 			out = ts.emit(out, r.frontier)
-			counts = append(counts, cdc.Count{Time: r.frontier, Count: ts.count})
+			start = r.keepCount(start, cdc.Count{Time: r.frontier, Count: ts.count})
 			r.forget(r.frontier)
 			r.step(r.frontier)
 			continue
@@ -43,6 +45,10 @@ func (r *Receiver) advance(out []cdc.Message) []cdc.Message {
 	if r.frontier == old && !r.done {
 		return out
 	}
+	var counts []cdc.Count
+	if n := len(r.countSlab); n > start {
+		counts = r.countSlab[start:n:n]
+	}
 	r.stats.EmittedTimes += uint64(len(counts))
 	for _, c := range counts {
 		r.stats.EmittedUpdates += c.Count
@@ -52,6 +58,23 @@ func (r *Receiver) advance(out []cdc.Message) []cdc.Message {
 	}})
 	r.trim()
 	return out
+}
+
+// countBlock is how many counts a block of the count slab holds.
+const countBlock = 4096
+
+// keepCount appends c to the count slab, where the current step's counts
+// start at start, and returns where they start now: when the block is
+// full, the step's counts so far move to a new one.
+func (r *Receiver) keepCount(start int, c cdc.Count) int {
+	if len(r.countSlab) == cap(r.countSlab) {
+		run := r.countSlab[start:]
+		block := make([]cdc.Count, len(run), max(countBlock, 2*len(run)))
+		copy(block, run)
+		r.countSlab, start = block, 0
+	}
+	r.countSlab = append(r.countSlab, c)
+	return start
 }
 
 // step moves the frontier just past t.

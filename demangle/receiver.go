@@ -61,6 +61,8 @@ type Receiver struct {
 	free  []*timeState
 	slab  []byte
 	stmts []stmt
+	// countSlab holds emitted statements' counts (see keepCount).
+	countSlab []cdc.Count
 
 	stats Stats
 }

@@ -232,3 +232,36 @@ func TestMemoryFollowsThePendingState(t *testing.T) {
 }
 
 func ptr(m cdc.Message) *cdc.Message { return &m }
+
+func TestEmittedCountsStayIntactAcrossManyReleases(t *testing.T) {
+	// Times 1..n complete but wait for time 0; its statement then releases
+	// them in one step, whose counts outgrow a block of the count slab.
+	// Statements emitted before and after must keep their counts.
+	const n = 3*countBlock + 17
+	r := New(0)
+	var msgs []cdc.Message
+	msgs = append(msgs, upd(`"early"`, 0, 1), prog(0, 1, 0, 1)) // released at once
+	for tm := uint64(2); tm <= n+1; tm++ {
+		msgs = append(msgs, upd(`"k"`, tm, 1), prog(tm, tm+1, tm, 1))
+	}
+	out := pushAll(t, r, msgs...)
+	if len(out) != 2 {
+		t.Fatalf("%d records before time 1 completes, want 2", len(out))
+	}
+	first := out[1].Progress
+	last := pushAll(t, r, upd(`"late"`, 1, 1), prog(1, 2, 1, 1))
+	step := last[len(last)-1].Progress
+	if len(step.Counts) != n+1 || step.Lower != 1 || step.Upper != n+2 {
+		t.Fatalf("step [%d, %d) with %d counts, want [1, %d) with %d", step.Lower, step.Upper, len(step.Counts), n+2, n+1)
+	}
+	for i, c := range step.Counts {
+		if c.Time != uint64(i+1) || c.Count != 1 {
+			t.Fatalf("count %d is %+v", i, c)
+		}
+	}
+	more := pushAll(t, r, upd(`"next"`, n+2, 1), prog(n+2, n+3, n+2, 1))
+	if len(first.Counts) != 1 || first.Counts[0] != (cdc.Count{Time: 0, Count: 1}) ||
+		step.Counts[0] != (cdc.Count{Time: 1, Count: 1}) || len(more) != 2 {
+		t.Fatalf("earlier counts changed: %+v, %+v", first.Counts, step.Counts[0])
+	}
+}
