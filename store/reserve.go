@@ -1,8 +1,6 @@
 package store
 
 import (
-	"fmt"
-
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -23,17 +21,13 @@ func (db *DB) Reserve() {
 
 // Close gives back the space Reserve reserved past the end of the file, if
 // it reserved any (in a write transaction, so that nothing grows the file
-// meanwhile), and closes the database.
+// meanwhile), and closes the database. Failing to give the space back is
+// not an error of Close: everything committed is intact, and the space
+// stays reserved only until a later Close succeeds (a full disk, where
+// the transaction's own write can fail, is when that happens).
 func (db *DB) Close() error {
-	var rerr error
 	if db.ahead.Reserved() {
-		rerr = db.Update(func(*bolt.Tx) error { return db.ahead.Release() })
+		_ = db.Update(func(*bolt.Tx) error { return db.ahead.Release() })
 	}
-	if err := db.DB.Close(); err != nil {
-		return err
-	}
-	if rerr != nil {
-		return fmt.Errorf("close %s: release reserved space: %w", db.path, rerr)
-	}
-	return nil
+	return db.DB.Close()
 }
