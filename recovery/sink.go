@@ -79,14 +79,10 @@ func (s *FileSink) Truncate(size int64) error {
 	return s.f.Sync()
 }
 
-// Close gives back the space reserved past the end and closes the file.
+// Close gives back the space reserved past the end and closes the file. A
+// failure to give it back only leaves it reserved (the bytes written are
+// intact and synced), so it is not an error of Close.
 func (s *FileSink) Close() error {
-	err := s.ahead.Release()
-	if cerr := s.f.Close(); cerr != nil {
-		return cerr
-	}
-	if err != nil {
-		return fmt.Errorf("output file: release reserved space: %w", err)
-	}
-	return nil
+	_ = s.ahead.Release()
+	return s.f.Close()
 }
