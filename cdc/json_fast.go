@@ -151,10 +151,13 @@ func fastSeedLine(b []byte, i int, m *Message, slab *[]Count) bool {
 		return false
 	}
 	c, i, ok := fastUint(b, i+len(`,"count":`))
-	if !ok || c == 0 || !closes(b, i, "}}") {
+	if !ok || !closes(b, i, "}}") {
 		return false
 	}
-	p := Progress{Lower: t, Upper: t + 1, Counts: keepCounts([]Count{{Time: t, Count: c}}, slab)}
+	p := Progress{Lower: t, Upper: t + 1}
+	if c != 0 { // a zero count: the time holds no update, and no count is listed
+		p.Counts = keepCounts([]Count{{Time: t, Count: c}}, slab)
+	}
 	if t == MaxTime {
 		p.Upper, p.Unbounded = 0, true
 	}
@@ -166,17 +169,20 @@ func fastSeedLine(b []byte, i int, m *Message, slab *[]Count) bool {
 // in a uint64 at b[i]. A leading zero ends the number, so "07" fails on the
 // caller's next check, as it should.
 func fastUint(b []byte, i int) (uint64, int, bool) {
-	j := i
-	var v uint64
-	for j < len(b) && j-i < 19 && isDigit(b[j]) {
-		v = v*10 + uint64(b[j]-'0')
-		j++
-		if v == 0 {
-			return 0, j, true
-		}
+	if i >= len(b) || !isDigit(b[i]) {
+		return 0, i, false
 	}
-	if j == i {
-		return 0, j, false
+	if b[i] == '0' {
+		return 0, i + 1, true
+	}
+	v := uint64(b[i] - '0')
+	j := i + 1
+	for end := min(len(b), i+19); j < end; j++ {
+		d := b[j] - '0'
+		if d > 9 {
+			break
+		}
+		v = v*10 + uint64(d)
 	}
 	if j < len(b) && isDigit(b[j]) { // a 20th digit
 		const maxDiv10, maxMod10 = math.MaxUint64 / 10, math.MaxUint64 % 10

@@ -296,3 +296,13 @@ func TestJSONRoundTripIsExact(t *testing.T) {
 		}
 	}
 }
+
+func TestFastPathTakesTheSeedShapeWithAZeroCount(t *testing.T) {
+	var m Message
+	if !parseJSONFast([]byte(`{"progress":{"time":7,"count":0}}`), &m, nil) {
+		t.Fatal("fast path refused a zero count")
+	}
+	if m.Kind != KindProgress || m.Progress.Lower != 7 || m.Progress.Upper != 8 || m.Progress.Counts != nil {
+		t.Fatalf("decoded %v", m)
+	}
+}
