@@ -13,11 +13,13 @@ type keyed[T any] struct {
 	val T
 }
 
+// Len returns the number of items.
 func (h *keyHeap[T]) Len() int { return len(h.items) }
 
 // TopKey returns the smallest key; the heap must not be empty.
 func (h *keyHeap[T]) TopKey() uint64 { return h.items[0].key }
 
+// Push adds v under key.
 func (h *keyHeap[T]) Push(key uint64, v T) {
 	h.items = append(h.items, keyed[T]{key, v})
 	i := len(h.items) - 1
