@@ -9,7 +9,7 @@ import (
 )
 
 func main() {
-	tuneGC(os.Args[1:])
+	tuneGC()
 	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
 }
 
