@@ -1,7 +1,5 @@
 package cdc
 
-import "strconv"
-
 // AppendJSON appends m in the primary compact JSON form, without a line end:
 //
 //	{"update":{"data":"k","time":7,"diff":1}}
@@ -18,15 +16,15 @@ func AppendJSON(dst []byte, m *Message) []byte {
 		dst = append(dst, fastUpdate...)
 		dst = append(dst, m.Update.Data...)
 		dst = append(dst, fastTime...)
-		dst = strconv.AppendUint(dst, m.Update.Time, 10)
+		dst = appendUint(dst, m.Update.Time)
 		dst = append(dst, fastDiff...)
-		dst = strconv.AppendInt(dst, m.Update.Diff, 10)
+		dst = appendInt(dst, m.Update.Diff)
 		return append(dst, "}}"...)
 	case KindProgress:
 		return appendProgressJSON(dst, &m.Progress)
 	case KindFinish:
 		dst = append(dst, fastFinish...)
-		dst = strconv.AppendUint(dst, m.Finish.Time, 10)
+		dst = appendUint(dst, m.Finish.Time)
 		return append(dst, "}}"...)
 	}
 	return append(dst, "{}"...)
@@ -34,10 +32,10 @@ func AppendJSON(dst []byte, m *Message) []byte {
 
 func appendProgressJSON(dst []byte, p *Progress) []byte {
 	dst = append(dst, `{"progress":{"lower":`...)
-	dst = strconv.AppendUint(dst, p.Lower, 10)
+	dst = appendUint(dst, p.Lower)
 	if !p.Unbounded {
 		dst = append(dst, `,"upper":`...)
-		dst = strconv.AppendUint(dst, p.Upper, 10)
+		dst = appendUint(dst, p.Upper)
 	}
 	dst = append(dst, `,"counts":[`...)
 	for k, c := range p.Counts {
@@ -45,9 +43,9 @@ func appendProgressJSON(dst []byte, p *Progress) []byte {
 			dst = append(dst, ',')
 		}
 		dst = append(dst, `{"time":`...)
-		dst = strconv.AppendUint(dst, c.Time, 10)
+		dst = appendUint(dst, c.Time)
 		dst = append(dst, `,"count":`...)
-		dst = strconv.AppendUint(dst, c.Count, 10)
+		dst = appendUint(dst, c.Count)
 		dst = append(dst, '}')
 	}
 	return append(dst, "]}}"...)
