@@ -1,6 +1,10 @@
 package cdc
 
-import "math"
+import (
+	"math"
+
+	"github.com/cdclog/cdclog/internal/slab"
+)
 
 // The fast path of ParseJSON: the exact compact shapes that AppendJSON
 // writes (and the seed's progress shape), with no white space, fields in
@@ -224,14 +228,9 @@ const countSlab = 4096
 // from slab, a block only ever appended to, when slab is not nil (the
 // Reader's, sparing an allocation per progress statement), else freshly
 // allocated.
-func keepCounts(cs []Count, slab *[]Count) []Count {
-	if slab == nil {
+func keepCounts(cs []Count, block *[]Count) []Count {
+	if block == nil {
 		return append([]Count(nil), cs...)
 	}
-	if cap(*slab)-len(*slab) < len(cs) {
-		*slab = make([]Count, 0, max(countSlab, len(cs)))
-	}
-	s := append(*slab, cs...)
-	*slab = s
-	return s[len(s)-len(cs) : len(s) : len(s)]
+	return slab.Keep(block, cs, countSlab)
 }

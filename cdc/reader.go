@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/cdclog/cdclog/internal/slab"
 	"io"
 )
 
@@ -207,14 +208,7 @@ func (r *Reader) nextJSONL(m *Message) error {
 
 // keepData returns a copy of data in the slab, which is only ever appended
 // to: the data stays valid while the read buffer it came from is reused.
-func (r *Reader) keepData(data []byte) []byte {
-	if cap(r.slab)-len(r.slab) < len(data) {
-		r.slab = make([]byte, 0, max(dataSlab, len(data)))
-	}
-	start := len(r.slab)
-	r.slab = append(r.slab, data...)
-	return r.slab[start:len(r.slab):len(r.slab)]
-}
+func (r *Reader) keepData(data []byte) []byte { return slab.Keep(&r.slab, data, dataSlab) }
 
 // skipBOM drops a UTF-8 byte order mark at the start of the stream.
 func (r *Reader) skipBOM() {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/cdclog/cdclog/cdc"
+	"github.com/cdclog/cdclog/internal/slab"
 )
 
 // Outcome says what Push did with a message it did not reject.
@@ -76,14 +77,7 @@ const slabSize = 32 << 10
 // keep copies data into the receiver's slab. Slabs are only appended to,
 // so the copy stays valid (and unchanged) for as long as it is referenced,
 // also after it has been emitted.
-func (r *Receiver) keep(data []byte) []byte {
-	if len(data) > cap(r.slab)-len(r.slab) {
-		r.slab = make([]byte, 0, max(slabSize, len(data)))
-	}
-	start := len(r.slab)
-	r.slab = append(r.slab, data...)
-	return r.slab[start:len(r.slab):len(r.slab)]
-}
+func (r *Receiver) keep(data []byte) []byte { return slab.Keep(&r.slab, data, slabSize) }
 
 // New returns a receiver whose frontier starts at start: times below it are
 // taken as complete and already emitted.
