@@ -15,7 +15,6 @@ import (
 type Batch struct {
 	chunks []chunkBuf // chunks[:used] hold the batch's entries
 	used   int
-	n      int
 }
 
 // chunkBuf is a chunk being built: room for the header (written by value,
@@ -51,7 +50,6 @@ func (b *Batch) AddFunc(e Entry, appendBody func([]byte) []byte) {
 	c.buf = binary.AppendUvarint(c.buf, e.Offset)
 	c.buf = lenprefix.Append(c.buf, appendBody)
 	c.count++
-	b.n++
 }
 
 // current returns the chunk to add to, starting a new one when the last
@@ -88,17 +86,23 @@ func (c *chunkBuf) value(batch uint64) []byte {
 
 // Reset empties the batch for reuse once the transaction Write wrote it
 // in has ended.
-func (b *Batch) Reset() { b.used, b.n = 0, 0 }
+func (b *Batch) Reset() { b.used = 0 }
 
 // Len returns the number of entries in the batch.
-func (b *Batch) Len() int { return b.n }
+func (b *Batch) Len() int {
+	n := 0
+	for i := range b.chunks[:b.used] {
+		n += b.chunks[i].count
+	}
+	return n
+}
 
 // Write stores the batch in tx as chunks numbered from nextChunk on, and
 // returns how many chunk numbers it used. The values it hands bbolt are
 // the batch's buffers, untouched until Reset, as bbolt requires until the
 // transaction ends.
 func (b *Batch) Write(tx *bolt.Tx, batch, nextChunk uint64) (uint64, error) {
-	if b.n == 0 {
+	if b.used == 0 { // a chunk is started only to add an entry
 		return 0, nil
 	}
 	wal, seq, err := buckets(tx)

@@ -243,6 +243,9 @@ func TestABatchIsReusableAfterResetAndKeepsLongBodies(t *testing.T) {
 			all = append(all, e)
 			arrival++
 		}
+		if b.Len() != 3000 {
+			t.Fatalf("batch %d holds %d entries, want 3000", batch, b.Len())
+		}
 		err := db.Update(func(tx *bolt.Tx) error {
 			n, err := b.Write(tx, batch, chunk)
 			chunk += n
