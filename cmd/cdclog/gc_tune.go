@@ -33,7 +33,7 @@ func tuneGC() {
 	if os.Getenv("GOGC") != "" {
 		return
 	}
-	debug.SetGCPercent(floorPercent(liveHeap()))
+	debug.SetGCPercent(floorPercent(0)) // nothing has been collected yet
 	armFloorHook()
 }
 
