@@ -53,18 +53,32 @@ func (s *source) mark(offset, line int64) []byte {
 	return b
 }
 
-// tailCRC hashes the bytes of f just before offset. It is called for every
-// batch, so it reads into a buffer on the stack (io.Copy allocated 32 KiB
-// each time).
+// tailCRC hashes the bytes of f just before offset.
 func tailCRC(f *os.File, offset int64) (uint32, error) {
-	var buf [tailSize]byte
 	start := max(0, offset-tailSize)
-	n, err := f.ReadAt(buf[:offset-start], start)
-	if err == io.EOF && int64(n) == offset-start {
-		err = nil
-	}
+	return crcRange(f, start, offset-start)
+}
+
+// crcRange hashes (CRC-32C) the n bytes of f from start, or as many as the
+// file holds. It is called for every batch (tailCRC), so it reads into a
+// buffer on the stack: io.Copy allocated 32 KiB each time.
+func crcRange(f *os.File, start, n int64) (uint32, error) {
+	var buf [tailSize]byte
 	// MakeTable returns the same table every time for Castagnoli.
-	return crc32.Checksum(buf[:n], crc32.MakeTable(crc32.Castagnoli)), err
+	table := crc32.MakeTable(crc32.Castagnoli)
+	var sum uint32
+	for n > 0 {
+		k, err := f.ReadAt(buf[:min(n, int64(len(buf)))], start)
+		sum = crc32.Update(sum, table, buf[:k])
+		start, n = start+int64(k), n-int64(k)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return sum, err
+		}
+	}
+	return sum, nil
 }
 
 // openSource opens name for ingest. A regular file whose committed cursor
@@ -127,9 +141,9 @@ func (s *source) resume(e *env, f *os.File, size int64, prev inputCursor) error 
 
 // fingerprint hashes the first n bytes of f, leaving its offset at 0.
 func fingerprint(f *os.File, n int64) (inputCursor, error) {
-	h := crc32.New(crc32.MakeTable(crc32.Castagnoli))
-	if _, err := io.Copy(h, io.NewSectionReader(f, 0, n)); err != nil {
+	sum, err := crcRange(f, 0, n)
+	if err != nil {
 		return inputCursor{}, err
 	}
-	return inputCursor{HeadLen: n, HeadCRC: h.Sum32()}, nil
+	return inputCursor{HeadLen: n, HeadCRC: sum}, nil
 }
