@@ -52,6 +52,9 @@ type Reader struct {
 
 	pos Pos
 	raw []byte
+	// head keeps the first RejectHead bytes of a message too long to hold
+	// (raw is then nil), for Reject.
+	head []byte
 	// slab is where data is kept (msgpack data converted to JSON, see
 	// mpDecoder; JSON data copied, see keepData), and counts where
 	// progress statements' counts are kept (see keepCounts).
@@ -180,6 +183,7 @@ func (r *Reader) nextJSONL(m *Message) error {
 	}
 	for {
 		lineStart := r.offset
+		r.head = r.head[:0]
 		line, err := r.readLine()
 		if err != nil {
 			return err
@@ -234,6 +238,7 @@ func (r *Reader) readLine() ([]byte, error) {
 		}
 		r.scanned = r.end
 		if r.end-r.start > r.max+1 {
+			r.keepHead(r.buf[r.start:r.end])
 			return nil, r.discardLine()
 		}
 		if r.eof {
@@ -253,10 +258,15 @@ func (r *Reader) readLine() ([]byte, error) {
 // counting a final '\r').
 func (r *Reader) limitLine(line []byte) []byte {
 	if len(line) > r.max && (len(line) > r.max+1 || line[len(line)-1] != '\r') {
+		r.keepHead(line)
 		return nil
 	}
 	return line
 }
+
+// keepHead keeps the first RejectHead bytes of b, the start of a message
+// too long to hold.
+func (r *Reader) keepHead(b []byte) { r.head = append(r.head[:0], b[:min(len(b), RejectHead)]...) }
 
 // discardLine drops the rest of an overlong line, up to and including its
 // '\n', without keeping it.
@@ -282,6 +292,7 @@ func (r *Reader) discardLine() error {
 // msgpack.
 
 func (r *Reader) nextMsgpack(m *Message) error {
+	r.head = r.head[:0]
 	for {
 		// Nothing past the limit is looked at, so the outcome does not
 		// depend on how much happens to be buffered.
@@ -298,6 +309,7 @@ func (r *Reader) nextMsgpack(m *Message) error {
 			return r.atEnd()
 		case len(b) >= r.max:
 			r.pos, r.raw = r.msgPos(), nil
+			r.keepHead(b)
 			return r.decodeError(r.pos, true, "msgpack message at byte %d exceeds the %s message limit", r.offset, r.limit())
 		case r.eof && r.rerr != nil:
 			return r.rerr

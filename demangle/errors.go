@@ -3,6 +3,7 @@ package demangle
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/cdclog/cdclog/cdc"
 )
@@ -57,9 +58,29 @@ type ViolationError struct {
 	Detail string
 }
 
-func (e *ViolationError) Error() string {
-	return fmt.Sprintf("%s: protocol violation (%s) at time %d: %s conflicts with %s at %s: %s",
-		e.At, e.Kind, e.Time, e.Msg, e.Earlier, e.EarlierAt, e.Detail)
+// Error returns the position of the offending message, then Reason.
+func (e *ViolationError) Error() string { return e.At.String() + ": " + e.Reason() }
+
+// Reason describes the violation without the offending message's
+// position: the kind, the time, both messages, where the earlier one was,
+// and the detail. It is the Reason of the message's cdc.Reject.
+func (e *ViolationError) Reason() string {
+	return fmt.Sprintf("protocol violation (%s) at time %d: %s conflicts with %s at %s: %s",
+		e.Kind, e.Time, e.Msg, e.Earlier, e.EarlierAt, e.Detail)
+}
+
+// RejectOf returns the cdc.Reject for message m at position at, which Push
+// refused with err: the message in JSON, and the error's text without the
+// position it starts with.
+func RejectOf(m *cdc.Message, at cdc.Pos, err error) cdc.Reject {
+	reason := err.Error()
+	var v *ViolationError
+	if errors.As(err, &v) {
+		reason = v.Reason()
+	} else {
+		reason = strings.TrimPrefix(reason, at.String()+": ")
+	}
+	return cdc.Reject{Pos: at, Raw: cdc.AppendJSON(nil, m), Reason: reason}
 }
 
 // IsViolation reports whether err is, or wraps, a *ViolationError.

@@ -2,7 +2,6 @@ package recovery
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"time"
 
@@ -35,7 +34,7 @@ type work struct {
 	// sinkDone delivers the result of writing sinkBytes (nil when
 	// nothing was handed to the sink writer); sinkErr receives it once.
 	sinkDone   chan error
-	quarantine []quarantineRecord
+	quarantine []QuarantineRecord
 	cp         checkpoint
 	status     receiverState
 }
@@ -162,8 +161,8 @@ func (p *Processor) apply(w *work) {
 				res.Stale++
 			}
 		}
-		for _, rj := range r.Rejects {
-			p.reject(w, res, rj)
+		for k := range r.Rejects {
+			p.reject(w, res, &r.Rejects[k])
 		}
 		if w.errs[i] == nil && r.Cursor != "" {
 			if p.cp.Cursors == nil {
@@ -186,20 +185,15 @@ func (p *Processor) apply(w *work) {
 
 // setAside applies policy Skip or Quarantine to a rejected message.
 func (p *Processor) setAside(w *work, res *Result, at cdc.Pos, m *cdc.Message, err error) {
-	reason := err.Error()
-	var v *demangle.ViolationError
-	if errors.As(err, &v) {
-		reason = v.Kind.String() + ": " + v.Detail + " (earlier message at " + v.EarlierAt.String() + ")"
-	}
-	p.reject(w, res, Reject{Pos: at, Raw: cdc.AppendJSON(nil, m), Reason: reason})
+	rj := demangle.RejectOf(m, at, err)
+	p.reject(w, res, &rj)
 }
 
 // reject counts or quarantines refused input, by policy.
-func (p *Processor) reject(w *work, res *Result, rj Reject) {
+func (p *Processor) reject(w *work, res *Result, rj *cdc.Reject) {
 	if p.opts.OnError == cdc.Quarantine {
-		w.quarantine = append(w.quarantine, quarantineRecord{
-			Seq: p.cp.NextQuarantine, Source: rj.Pos.Source, Line: rj.Pos.Line, Offset: rj.Pos.Offset,
-			Reason: rj.Reason, Raw: rj.Raw, Time: time.Now().UTC().Format(time.RFC3339Nano),
+		w.quarantine = append(w.quarantine, QuarantineRecord{
+			Seq: p.cp.NextQuarantine, Time: time.Now().UTC(), Reject: *rj,
 		})
 		p.cp.NextQuarantine++
 		p.cp.Quarantined++
@@ -208,7 +202,7 @@ func (p *Processor) reject(w *work, res *Result, rj Reject) {
 	}
 	p.cp.Skipped++
 	res.Skipped++
-	p.log.Warn("skipped bad input", "at", rj.Pos.String(), "reason", rj.Reason)
+	p.log.Warn("rejected input", "error", rj.String())
 }
 
 func nonNegative(v int64) uint64 {

@@ -158,7 +158,7 @@ func TestPoliciesSkipAndQuarantineSetTheMessageAside(t *testing.T) {
 				t.Fatalf("frontier %d", st.Frontier)
 			}
 			if pol == cdc.Quarantine {
-				if len(q) != 1 || q[0].Line != 2 || !strings.Contains(q[0].Reason, "conflicting-diff") || st.Quarantined != 1 {
+				if len(q) != 1 || q[0].Pos.Line != 2 || !strings.Contains(q[0].Reason, "conflicting-diff") || st.Quarantined != 1 {
 					t.Fatalf("quarantine %+v, status %+v", q, st)
 				}
 			} else if len(q) != 0 || st.Skipped != 1 {

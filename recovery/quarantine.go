@@ -3,34 +3,59 @@ package recovery
 import (
 	"encoding/binary"
 	"fmt"
+	"time"
 
+	"github.com/cdclog/cdclog/cdc"
 	"github.com/cdclog/cdclog/store"
 	"github.com/vmihailenco/msgpack/v5"
 	bolt "go.etcd.io/bbolt"
 )
 
-// QuarantineRecord is one input message set aside under policy Quarantine.
-type QuarantineRecord = quarantineRecord
-
-type quarantineRecord struct {
-	Seq    uint64 `msgpack:"seq" json:"seq"`
-	Source string `msgpack:"source" json:"source"`
-	Line   int64  `msgpack:"line" json:"line"`
-	Offset int64  `msgpack:"offset" json:"offset"`
-	Reason string `msgpack:"reason" json:"reason"`
-	Raw    []byte `msgpack:"raw" json:"raw"`
-	// Time is when the record was set aside (RFC 3339, UTC).
-	Time string `msgpack:"time" json:"time"`
+// QuarantineRecord is one input message set aside under policy Quarantine:
+// the cdc.Reject, numbered from 1 in the order it was set aside, and when.
+type QuarantineRecord struct {
+	Seq  uint64
+	Time time.Time
+	cdc.Reject
 }
 
-func writeQuarantine(tx *bolt.Tx, recs []quarantineRecord) error {
+// quarantineValue is a QuarantineRecord as stored (msgpack).
+type quarantineValue struct {
+	Seq       uint64 `msgpack:"seq"`
+	Source    string `msgpack:"source"`
+	Line      int64  `msgpack:"line"`
+	Offset    int64  `msgpack:"offset"`
+	Reason    string `msgpack:"reason"`
+	Raw       []byte `msgpack:"raw"`
+	Truncated bool   `msgpack:"truncated,omitempty"`
+	// Time is RFC 3339 with nanoseconds, UTC.
+	Time string `msgpack:"time"`
+}
+
+func (q *QuarantineRecord) value() quarantineValue {
+	return quarantineValue{Seq: q.Seq, Source: q.Pos.Source, Line: q.Pos.Line, Offset: q.Pos.Offset,
+		Reason: q.Reason, Raw: q.Raw, Truncated: q.Truncated, Time: q.Time.UTC().Format(time.RFC3339Nano)}
+}
+
+func (v *quarantineValue) record() (QuarantineRecord, error) {
+	t, err := time.Parse(time.RFC3339Nano, v.Time)
+	if err != nil {
+		return QuarantineRecord{}, fmt.Errorf("time %q: %w", v.Time, err)
+	}
+	return QuarantineRecord{Seq: v.Seq, Time: t, Reject: cdc.Reject{
+		Pos: cdc.Pos{Source: v.Source, Line: v.Line, Offset: v.Offset}, Raw: v.Raw, Truncated: v.Truncated, Reason: v.Reason,
+	}}, nil
+}
+
+func writeQuarantine(tx *bolt.Tx, recs []QuarantineRecord) error {
 	if len(recs) == 0 {
 		return nil
 	}
 	b := tx.Bucket(store.BucketQuarantine)
 	b.FillPercent = 1.0
 	for i := range recs {
-		v, err := msgpack.Marshal(&recs[i])
+		qv := recs[i].value()
+		v, err := msgpack.Marshal(&qv)
 		if err != nil {
 			return fmt.Errorf("encode quarantine record: %w", err)
 		}
@@ -41,11 +66,15 @@ func writeQuarantine(tx *bolt.Tx, recs []quarantineRecord) error {
 	return nil
 }
 
-func scanQuarantine(tx *bolt.Tx, fn func(*quarantineRecord) error) error {
+func scanQuarantine(tx *bolt.Tx, fn func(*QuarantineRecord) error) error {
 	c := tx.Bucket(store.BucketQuarantine).Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
-		var r quarantineRecord
-		if err := msgpack.Unmarshal(v, &r); err != nil {
+		var qv quarantineValue
+		if err := msgpack.Unmarshal(v, &qv); err != nil {
+			return fmt.Errorf("%w: quarantine record %x: %v", ErrCorrupt, k, err)
+		}
+		r, err := qv.record()
+		if err != nil {
 			return fmt.Errorf("%w: quarantine record %x: %v", ErrCorrupt, k, err)
 		}
 		if err := fn(&r); err != nil {

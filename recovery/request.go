@@ -14,7 +14,7 @@ type Request struct {
 	Pos  []cdc.Pos
 	// Rejects is input the producer could not decode; it is counted
 	// (policy Skip) or stored (policy Quarantine) with this batch.
-	Rejects []Reject
+	Rejects []cdc.Reject
 	// Cursor, when not empty, names a producer position committed in the
 	// same transaction as this request, with value CursorValue, read back
 	// with Processor.Cursor. It is not updated when the request fails.
@@ -29,14 +29,6 @@ type Request struct {
 	// apply.
 	CursorCheck bool
 	CursorPrev  []byte
-}
-
-// Reject is a message that was refused: where it was, its raw bytes and
-// why.
-type Reject struct {
-	Pos    cdc.Pos
-	Raw    []byte
-	Reason string
 }
 
 // Result says what became of a request's messages.

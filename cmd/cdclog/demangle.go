@@ -40,7 +40,7 @@ Examples:
 	}
 }
 
-func runDemangle(c *cli.Context) error {
+func runDemangle(c *cli.Context) (err error) {
 	e := getEnv(c)
 	if c.NArg() > 1 {
 		return usageError("demangle takes at most one FILE, got %d", c.NArg())
@@ -49,11 +49,15 @@ func runDemangle(c *cli.Context) error {
 	if err != nil {
 		return usageError("--on-error: %v", err)
 	}
-	q, err := openRejectSink(e, policy, c.String("quarantine"))
+	q, err := openRejectSink(e, policy, c.String("quarantine"), c.Args().Slice())
 	if err != nil {
 		return err
 	}
-	defer q.close()
+	defer func() {
+		if cerr := q.close(); err == nil {
+			err = cerr
+		}
+	}()
 	in, name, closeIn, err := openInput(e, c.Args().First())
 	if err != nil {
 		return err
@@ -134,7 +138,8 @@ func (d *demangler) run(batches <-chan *inputBatch, outputs chan<- []cdc.Message
 					outputs <- out
 					return err
 				}
-				if err := d.q.rejectMessage(b.pos[i], &b.msgs[i], err); err != nil {
+				rj := demangle.RejectOf(&b.msgs[i], b.pos[i], err)
+				if err := d.q.add(&rj); err != nil {
 					outputs <- out
 					return err
 				}
@@ -142,8 +147,8 @@ func (d *demangler) run(batches <-chan *inputBatch, outputs chan<- []cdc.Message
 		}
 		d.out += uint64(len(out))
 		outputs <- out
-		for i, de := range b.rejects {
-			if err := d.q.rejectInput(de, b.raws[i]); err != nil {
+		for i := range b.rejects {
+			if err := d.q.add(&b.rejects[i]); err != nil {
 				return err
 			}
 		}

@@ -94,3 +94,26 @@ func TestDemangleExitCodes(t *testing.T) {
 		})
 	}
 }
+
+func TestQuarantineFileThatIsTheInputIsRefusedAndTheInputKept(t *testing.T) {
+	dir := t.TempDir()
+	content := `{"update":{"data":1,"time":0,"diff":1}}` + "\n" + `{"progress":{"lower":0,"upper":1,"counts":[{"time":0,"count":1}]}}` + "\n"
+	for _, args := range [][]string{
+		{"demangle", "--on-error", "quarantine", "--quarantine", "IN", "IN"},
+		{"replay", "--on-error", "quarantine", "--quarantine", "IN", "IN"},
+	} {
+		in := writeFile(t, dir, "in.jsonl", content)
+		for i, a := range args {
+			if a == "IN" {
+				args[i] = in
+			}
+		}
+		code, _, stderr := runCLI(t, "", args...)
+		if code != exitUsage || !strings.Contains(stderr, "also an input") {
+			t.Errorf("%s: exit %d, stderr %q; want exit 2 naming the clash", args[0], code, stderr)
+		}
+		if got, _ := os.ReadFile(in); string(got) != content {
+			t.Errorf("%s emptied its input: %q", args[0], got)
+		}
+	}
+}

@@ -234,10 +234,10 @@ func TestIngestQuarantinesBadInputDurably(t *testing.T) {
 				t.Fatalf("%d quarantine records, want 1", len(q))
 			}
 			rec := q[0]
-			if rec.Source != in || rec.Line != int64(b.line) || rec.Offset != int64(b.offset) {
-				t.Errorf("quarantined at %s:%d (byte %d), want %s:%d (byte %d)", rec.Source, rec.Line, rec.Offset, in, b.line, b.offset)
+			if rec.Pos.Source != in || rec.Pos.Line != int64(b.line) || rec.Pos.Offset != int64(b.offset) {
+				t.Errorf("quarantined at %s (byte %d), want %s:%d (byte %d)", rec.Pos, rec.Pos.Offset, in, b.line, b.offset)
 			}
-			if !bytes.Equal(rec.Raw, tc.raw(b)) || !strings.Contains(rec.Reason, tc.reason) || rec.Time == "" {
+			if !bytes.Equal(rec.Raw, tc.raw(b)) || !strings.Contains(rec.Reason, tc.reason) || rec.Time.IsZero() {
 				t.Errorf("quarantine record %+v (raw %q), want raw %q and a reason naming %q", rec, rec.Raw, tc.raw(b), tc.reason)
 			}
 			want := cleanOf(t, d, withoutLine(b.bad, b.line))
@@ -359,7 +359,7 @@ func TestIngestReportsEveryKindOfProtocolViolation(t *testing.T) {
 					t.Errorf("%s: %d skipped, %d quarantined, %d violations; want one", policy, s.Skipped, s.Quarantined, s.Violations)
 				}
 				if policy == "quarantine" {
-					if q := quarantined(t, db); len(q) != 1 || q[0].Line != int64(n) || !strings.Contains(q[0].Reason, tc.kind) {
+					if q := quarantined(t, db); len(q) != 1 || q[0].Pos.Line != int64(n) || !strings.Contains(q[0].Reason, tc.kind) {
 						t.Errorf("quarantine records %+v", q)
 					}
 				}

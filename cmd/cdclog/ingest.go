@@ -171,10 +171,7 @@ func (in *ingester) file(ctx context.Context, name string) error {
 	for more := true; more; {
 		var b *inputBatch
 		b, more = readBatch(src.reader, in.policy, &in.pool)
-		req := recovery.Request{Msgs: b.msgs, Pos: b.pos}
-		for i, de := range b.rejects {
-			req.Rejects = append(req.Rejects, recovery.Reject{Pos: de.Pos, Raw: b.raws[i], Reason: de.Reason})
-		}
+		req := recovery.Request{Msgs: b.msgs, Pos: b.pos, Rejects: b.rejects}
 		if src.cursor != "" {
 			req.Cursor, req.CursorValue = src.cursor, src.mark(b.offset, b.line)
 			req.CursorCheck, req.CursorPrev = true, prev

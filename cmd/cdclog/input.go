@@ -19,8 +19,7 @@ const batchSize = 4096
 type inputBatch struct {
 	msgs    []cdc.Message
 	pos     []cdc.Pos
-	rejects []*cdc.DecodeError
-	raws    [][]byte // raw bytes of each reject, for quarantine
+	rejects []cdc.Reject // input that could not be decoded
 	offset  int64    // input offset just past the batch (before err's message)
 	line    int64    // lines consumed after the batch (before err's message)
 	// err is a decode error that stops the input (policy fail, or a fatal
@@ -85,8 +84,7 @@ func readBatch(r *cdc.Reader, policy cdc.ErrorPolicy, pool *batchPool) (*inputBa
 		b.msgs = b.msgs[:len(b.msgs)-1]
 		var de *cdc.DecodeError
 		if errors.As(err, &de) && !de.Fatal && policy != cdc.Fail {
-			b.rejects = append(b.rejects, de)
-			b.raws = append(b.raws, append([]byte(nil), r.Raw()...))
+			b.rejects = append(b.rejects, r.Reject(de))
 			err = nil
 			continue
 		}

@@ -3,7 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
-	"unicode/utf8"
+	"time"
 
 	"github.com/cdclog/cdclog/cdc"
 	"github.com/cdclog/cdclog/recovery"
@@ -30,16 +30,12 @@ Examples:
 		runInspectQuarantine, limitFlag())
 }
 
-// quarantineJSON is one line of 'inspect quarantine --json'.
+// quarantineJSON is one line of 'inspect quarantine --json': the reject as
+// in a quarantine file, with its number and when it was set aside.
 type quarantineJSON struct {
-	Seq       uint64 `json:"seq"`
-	Source    string `json:"source"`
-	Line      int64  `json:"line"`
-	Offset    int64  `json:"offset"`
-	Reason    string `json:"reason"`
-	Time      string `json:"time"`
-	Raw       string `json:"raw,omitempty"`
-	RawBase64 []byte `json:"raw_base64,omitempty"`
+	Seq uint64 `json:"seq"`
+	cdc.RejectLine
+	Time string `json:"time"`
 }
 
 func runInspectQuarantine(c *cli.Context) (err error) {
@@ -59,8 +55,7 @@ func runInspectQuarantine(c *cli.Context) (err error) {
 		} else {
 			t = newTable(w, "SEQ", "POSITION", "REASON", "RAW")
 			show = func(q *recovery.QuarantineRecord) error {
-				at := cdc.Pos{Source: q.Source, Line: q.Line, Offset: q.Offset}
-				return t.row(u64(q.Seq), at.String(), q.Reason, rawText(q.Raw, 60))
+				return t.row(u64(q.Seq), q.Pos.String(), q.Reason, rawText(q.Raw, 60))
 			}
 		}
 		var n uint64
@@ -86,11 +81,5 @@ func runInspectQuarantine(c *cli.Context) (err error) {
 }
 
 func quarantineLine(q *recovery.QuarantineRecord) *quarantineJSON {
-	line := &quarantineJSON{Seq: q.Seq, Source: q.Source, Line: q.Line, Offset: q.Offset, Reason: q.Reason, Time: q.Time}
-	if utf8.Valid(q.Raw) {
-		line.Raw = string(q.Raw)
-	} else {
-		line.RawBase64 = q.Raw
-	}
-	return line
+	return &quarantineJSON{Seq: q.Seq, RejectLine: q.QuarantineLine(), Time: q.Time.Format(time.RFC3339Nano)}
 }

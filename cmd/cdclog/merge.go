@@ -2,14 +2,12 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/cdclog/cdclog/cdc"
 	"github.com/cdclog/cdclog/ordering"
@@ -120,13 +118,8 @@ func runMerge(c *cli.Context) error {
 	}
 	defer closeAll()
 	m := &merger{env: e, shards: shards, out: bufio.NewWriterSize(e.stdout, 256<<10), start: time.Now()}
-	if opts.policy == cdc.Quarantine {
-		if err := checkNotAnInput(opts.quarantine, opts.files); err != nil {
-			return err
-		}
-		if m.quarantine, err = newQuarantineFile(opts.quarantine); err != nil {
-			return withCode(exitFailure, err)
-		}
+	if m.rejects, err = openRejectSink(e, opts.policy, opts.quarantine, opts.files); err != nil {
+		return err
 	}
 	if opts.policy != cdc.Fail {
 		for _, s := range shards {
@@ -201,20 +194,6 @@ func openFile(name string) (*os.File, error) {
 	return f, nil
 }
 
-// checkNotAnInput refuses a quarantine file that is one of the inputs:
-// creating it would truncate that input.
-func checkNotAnInput(quarantine string, inputs []string) error {
-	q, err := os.Stat(quarantine)
-	if err != nil {
-		return nil // does not exist yet: cannot be an input
-	}
-	for _, in := range inputs {
-		if fi, err := os.Stat(in); err == nil && os.SameFile(q, fi) {
-			return usageError("--quarantine %s is also an input file", quarantine)
-		}
-	}
-	return nil
-}
 
 // merger holds one run of the merge command: its output, counters and the
 // optional quarantine file.
@@ -222,7 +201,7 @@ type merger struct {
 	env        *env
 	shards     []*shardFile
 	out        *bufio.Writer
-	quarantine *quarantineFile
+	rejects    *rejectSink
 	start      time.Time
 	lastDraw   time.Time
 
@@ -242,10 +221,8 @@ func (m *merger) run() error {
 	if ferr := m.out.Flush(); err == nil && ferr != nil {
 		err = fmt.Errorf("writing output: %w", ferr)
 	}
-	if m.quarantine != nil {
-		if qerr := m.quarantine.Close(); err == nil && qerr != nil {
-			err = qerr
-		}
+	if qerr := m.rejects.close(); err == nil {
+		err = qerr
 	}
 	m.clearProgress()
 	m.summarize(err)
@@ -279,16 +256,16 @@ func (m *merger) onDisorder(i int, key ordering.Key) {
 
 // reject applies --on-error skip or quarantine to one bad line.
 func (m *merger) reject(le *ordering.LineError) error {
-	if m.quarantine == nil {
-		m.skipped++
-		m.env.log.Warn("skipped line", "error", le.Error())
-		return nil
-	}
-	if err := m.quarantine.Add(le); err != nil {
+	rj := cdc.Reject{Pos: cdc.Pos{Source: le.Source, Line: le.Line}, Raw: le.Raw,
+		Truncated: errors.Is(le, ordering.ErrLineTooLong), Reason: le.Err.Error()}
+	if err := m.rejects.add(&rj); err != nil {
 		return err
 	}
-	m.quarantined++
-	m.env.log.Info("quarantined line", "error", le.Error())
+	if m.rejects.w == nil {
+		m.skipped++
+	} else {
+		m.quarantined++
+	}
 	return nil
 }
 
@@ -299,7 +276,7 @@ func (m *merger) summarize(err error) {
 		args = append(args, "skipped", m.skipped)
 	}
 	if m.quarantined > 0 {
-		args = append(args, "quarantined", m.quarantined, "quarantine", m.quarantine.name)
+		args = append(args, "quarantined", m.quarantined, "quarantine", m.rejects.name)
 	}
 	if m.disordered > 0 {
 		args = append(args, "out_of_order", m.disordered)
@@ -329,66 +306,4 @@ func (m *merger) clearProgress() {
 	if !m.lastDraw.IsZero() {
 		fmt.Fprint(m.env.stderr, "\r\033[K")
 	}
-}
-
-// quarantineFile keeps rejected lines as JSON Lines.
-type quarantineFile struct {
-	name string
-	f    *os.File
-	w    *bufio.Writer
-	enc  *json.Encoder
-}
-
-// quarantineEntry is one rejected line. Raw holds the line when it is
-// UTF-8, RawBase64 otherwise; Truncated marks a line over the size limit,
-// of which only the first bytes are kept.
-type quarantineEntry struct {
-	Source    string `json:"source"`
-	Line      int64  `json:"line"`
-	Reason    string `json:"reason"`
-	Raw       string `json:"raw,omitempty"`
-	RawBase64 []byte `json:"raw_base64,omitempty"`
-	Truncated bool   `json:"truncated,omitempty"`
-}
-
-func newQuarantineFile(name string) (*quarantineFile, error) {
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("quarantine file: %w", err)
-	}
-	w := bufio.NewWriter(f)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return &quarantineFile{name: name, f: f, w: w, enc: enc}, nil
-}
-
-// Add writes one rejected line.
-func (q *quarantineFile) Add(le *ordering.LineError) error {
-	e := quarantineEntry{Source: le.Source, Line: le.Line, Reason: le.Err.Error(),
-		Truncated: errors.Is(le, ordering.ErrLineTooLong)}
-	if utf8.Valid(le.Raw) {
-		e.Raw = string(le.Raw)
-	} else {
-		e.RawBase64 = le.Raw
-	}
-	if err := q.enc.Encode(e); err != nil {
-		return fmt.Errorf("writing quarantine file %s: %w", q.name, err)
-	}
-	return nil
-}
-
-// Close flushes and syncs the file, so that what was quarantined is on disk
-// when the command reports success.
-func (q *quarantineFile) Close() error {
-	err := q.w.Flush()
-	if err == nil {
-		err = q.f.Sync()
-	}
-	if cerr := q.f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("writing quarantine file %s: %w", q.name, err)
-	}
-	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cdclog/cdclog/cdc"
 	"github.com/cdclog/cdclog/ordering"
 )
 
@@ -161,7 +162,7 @@ func TestMergeQuarantine(t *testing.T) {
 	if len(lines) != 2 {
 		t.Fatalf("quarantine has %d lines:\n%s", len(lines), data)
 	}
-	var e1, e2 quarantineEntry
+	var e1, e2 cdc.RejectLine
 	json.Unmarshal([]byte(lines[0]), &e1)
 	json.Unmarshal([]byte(lines[1]), &e2)
 	if e1.Source != a || e1.Line != 2 || e1.Raw != rec("2", `"-7"`, "neg") ||

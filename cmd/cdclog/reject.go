@@ -1,97 +1,96 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"unicode/utf8"
 
 	"github.com/cdclog/cdclog/cdc"
-	"github.com/cdclog/cdclog/demangle"
 )
 
 // rejectSink applies --on-error skip or quarantine for the commands that
 // have no database: it counts each rejected message, reports it on stderr,
-// and under quarantine writes it to a JSON Lines file.
+// and under quarantine writes it to a JSON Lines file (cdc.RejectWriter).
 type rejectSink struct {
 	e     *env
+	name  string
 	file  *os.File
-	w     *bufio.Writer
-	enc   *json.Encoder
+	w     *cdc.RejectWriter
 	count uint64
 }
 
-// rejectEntry is one line of a quarantine file.
-type rejectEntry struct {
-	Source    string `json:"source"`
-	Line      int64  `json:"line,omitempty"`
-	Offset    int64  `json:"offset"`
-	Reason    string `json:"reason"`
-	Raw       string `json:"raw,omitempty"`
-	RawBase64 []byte `json:"raw_base64,omitempty"`
-}
-
-func openRejectSink(e *env, policy cdc.ErrorPolicy, path string) (*rejectSink, error) {
+// openRejectSink checks the --quarantine flag against the policy and
+// creates the quarantine file, refusing one that is also an input (creating
+// it would empty that input).
+func openRejectSink(e *env, policy cdc.ErrorPolicy, path string, inputs []string) (*rejectSink, error) {
 	switch {
 	case policy == cdc.Quarantine && path == "":
 		return nil, usageError("--on-error quarantine needs --quarantine FILE (there is no database to keep rejected messages in)")
 	case policy != cdc.Quarantine && path != "":
 		return nil, usageError("--quarantine is only used with --on-error quarantine")
 	}
-	s := &rejectSink{e: e}
-	if path != "" {
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-		if err != nil {
-			return nil, withCode(exitFailure, fmt.Errorf("quarantine file: %w", err))
-		}
-		s.file, s.w = f, bufio.NewWriter(f)
-		s.enc = json.NewEncoder(s.w)
-		s.enc.SetEscapeHTML(false)
+	s := &rejectSink{e: e, name: path}
+	if path == "" {
+		return s, nil
 	}
+	if err := checkNotAnInput(path, inputs); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, withCode(exitFailure, fmt.Errorf("quarantine file: %w", err))
+	}
+	s.file, s.w = f, cdc.NewRejectWriter(f)
 	return s, nil
 }
 
-// rejectMessage sets aside a decoded message the receiver refused.
-func (s *rejectSink) rejectMessage(at cdc.Pos, m *cdc.Message, err error) error {
-	reason := err.Error()
-	var v *demangle.ViolationError
-	if errors.As(err, &v) {
-		reason = fmt.Sprintf("protocol violation (%s): %s; earlier message at %s", v.Kind, v.Detail, v.EarlierAt)
+// checkNotAnInput refuses a quarantine file that is one of the inputs
+// ("-" being stdin): creating it would truncate that input.
+func checkNotAnInput(quarantine string, inputs []string) error {
+	q, err := os.Stat(quarantine)
+	if err != nil {
+		return nil // does not exist yet: cannot be an input
 	}
-	return s.add(rejectEntry{Source: at.Source, Line: at.Line, Offset: at.Offset, Reason: reason}, cdc.AppendJSON(nil, m))
-}
-
-// rejectInput sets aside input that could not be decoded.
-func (s *rejectSink) rejectInput(de *cdc.DecodeError, raw []byte) error {
-	return s.add(rejectEntry{Source: de.Pos.Source, Line: de.Pos.Line, Offset: de.Pos.Offset, Reason: de.Reason}, raw)
-}
-
-func (s *rejectSink) add(en rejectEntry, raw []byte) error {
-	s.count++
-	s.e.log.Warn("rejected input", "at", cdc.Pos{Source: en.Source, Line: en.Line, Offset: en.Offset}.String(), "reason", en.Reason)
-	if s.enc == nil {
-		return nil
-	}
-	if utf8.Valid(raw) {
-		en.Raw = string(raw)
-	} else {
-		en.RawBase64 = raw
-	}
-	if err := s.enc.Encode(en); err != nil {
-		return withCode(exitFailure, fmt.Errorf("write quarantine file: %w", err))
+	for _, in := range inputs {
+		var fi os.FileInfo
+		if in == "" || in == "-" {
+			fi, err = os.Stdin.Stat()
+		} else {
+			fi, err = os.Stat(in)
+		}
+		if err == nil && os.SameFile(q, fi) {
+			return usageError("--quarantine %s is also an input file", quarantine)
+		}
 	}
 	return nil
 }
 
+// add counts and reports one rejected message, and writes it to the
+// quarantine file if there is one.
+func (s *rejectSink) add(rj *cdc.Reject) error {
+	s.count++
+	s.e.log.Warn("rejected input", "error", rj.String())
+	if s.w == nil {
+		return nil
+	}
+	if err := s.w.Write(rj); err != nil {
+		return withCode(exitFailure, fmt.Errorf("%s: %w", s.name, err))
+	}
+	return nil
+}
+
+// close flushes and fsyncs the quarantine file, so that what was
+// quarantined is on disk when the command reports success.
 func (s *rejectSink) close() error {
 	if s == nil || s.file == nil {
 		return nil
 	}
-	err := s.w.Flush()
+	err := s.w.Close()
 	if cerr := s.file.Close(); err == nil {
 		err = cerr
 	}
-	return err
+	s.file = nil
+	if err != nil {
+		return withCode(exitFailure, fmt.Errorf("%s: %w", s.name, err))
+	}
+	return nil
 }
