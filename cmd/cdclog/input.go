@@ -20,8 +20,8 @@ type inputBatch struct {
 	msgs    []cdc.Message
 	pos     []cdc.Pos
 	rejects []cdc.Reject // input that could not be decoded
-	offset  int64    // input offset just past the batch (before err's message)
-	line    int64    // lines consumed after the batch (before err's message)
+	offset  int64        // input offset just past the batch (before err's message)
+	line    int64        // lines consumed after the batch (before err's message)
 	// err is a decode error that stops the input (policy fail, or a fatal
 	// one) or a read error; the batch's messages before it are good.
 	err error

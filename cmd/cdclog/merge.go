@@ -194,16 +194,15 @@ func openFile(name string) (*os.File, error) {
 	return f, nil
 }
 
-
 // merger holds one run of the merge command: its output, counters and the
 // optional quarantine file.
 type merger struct {
-	env        *env
-	shards     []*shardFile
-	out        *bufio.Writer
-	rejects    *rejectSink
-	start      time.Time
-	lastDraw   time.Time
+	env      *env
+	shards   []*shardFile
+	out      *bufio.Writer
+	rejects  *rejectSink
+	start    time.Time
+	lastDraw time.Time
 
 	written, skipped, quarantined, disordered int64
 }
