@@ -74,6 +74,16 @@
 // written at all (it becomes an infinity, which decoders reject). Use
 // JSON Lines when data holds such numbers.
 //
+// The msgpack decoder is written by hand rather than on the msgpack
+// library (github.com/vmihailenco/msgpack/v5), for speed:
+// BenchmarkMsgpackDecoders decodes a typical update in 41-49 ns, against
+// 460-550 ns for a decoder making the same checks on the library's token
+// API and 700-830 ns for msgpack.Unmarshal into a struct (a progress
+// statement: 78-88 ns, 575-590 ns and 1.25-1.5 µs), so the library would
+// have been most of ingest's time. FuzzMsgpackAgainstLibrary decodes the
+// same bytes both ways and checks that they accept and refuse alike and
+// agree on every message.
+//
 // The write-ahead log uses a third encoding, AppendBinary and ParseBinary:
 // compact msgpack arrays that keep data as its canonical JSON bytes, so it
 // is lossless (see binary.go for the layout).
