@@ -71,7 +71,7 @@ func BenchmarkAppendJSON(b *testing.B) {
 	}
 }
 
-func BenchmarkMsgpack(b *testing.B) { benchCodec(b, ParseMsgpack, AppendMsgpack) }
+func BenchmarkMsgpack(b *testing.B) { benchCodec(b, ParseMsgpack, appendMsgpackOf) }
 
 func BenchmarkBinary(b *testing.B) { benchCodec(b, ParseBinary, AppendBinary) }
 
@@ -112,12 +112,12 @@ func typicalStream(f Format, n int) []byte {
 		t := uint64(1000 + i/5)
 		for k := 0; k < 4 && i < n; k++ {
 			m := update(fmt.Sprintf(`"k%d"`, k), t, int64(k%2*2-1))
-			buf = AppendMessage(buf, f, &m)
+			buf = appendMessageOf(buf, f, &m)
 			i++
 		}
 		if i < n {
 			m := NewProgress(t, t+1, Count{t, 4})
-			buf = AppendMessage(buf, f, &m)
+			buf = appendMessageOf(buf, f, &m)
 			i++
 		}
 	}
@@ -300,7 +300,7 @@ func BenchmarkMsgpackDecoders(b *testing.B) {
 		name string
 		m    Message
 	}{{"update", benchUpdate}, {"update-object", benchObject}, {"progress", benchProgress}} {
-		enc := AppendMsgpack(nil, &tc.m)
+		enc := msgpackOf(&tc.m)
 		for _, d := range decoders {
 			b.Run(tc.name+"/"+d.name, func(b *testing.B) {
 				var m Message

@@ -1,41 +1,99 @@
 package cdc
 
 import (
+	"errors"
+	"fmt"
 	"math"
 	"strconv"
 )
+
+// ErrMsgpackInexact is wrapped by the error for data that msgpack cannot
+// carry exactly: a number that a msgpack float64 would give back
+// differently (0.10000000000000000001 and 0.1 both become 0.1; 7.0
+// becomes 7; 1e400 becomes +Inf). Writing it would merge distinct data,
+// so the output would contradict itself; such data can only be written as
+// JSON Lines.
+var ErrMsgpackInexact = errors.New("msgpack cannot carry the data exactly")
 
 // AppendMsgpack appends m as a msgpack map of the same shape and keys as
 // the JSON form, e.g. {"update":{"data":…,"time":7,"diff":1}}. Data is
 // written as a native msgpack value converted from its canonical JSON:
 // integers written without fraction or exponent that fit an int64 or
-// uint64 as msgpack integers, other numbers as float64 (so 7.0 comes back
-// as 7, and numbers beyond float64's range become infinities, which
-// ParseMsgpack rejects), strings as str, objects as maps with keys in
-// canonical order, arrays, booleans and nil. m must be valid (see
-// Message.Validate); invalid data is written as nil.
-func AppendMsgpack(dst []byte, m *Message) []byte {
+// uint64 as msgpack integers, other numbers as float64, strings as str,
+// objects as maps with keys in canonical order, arrays, booleans and nil.
+//
+// ParseMsgpack gives back exactly the message written: data with a number
+// that a float64 does not carry exactly (whose shortest form,
+// strconv.FormatFloat(f, 'g', -1, 64), differs from the number as
+// written) is refused with an error wrapping ErrMsgpackInexact and naming
+// the message, and dst is returned unchanged. CheckMsgpack tells the same
+// without encoding. m must be valid (see Message.Validate); invalid data is
+// written as nil.
+func AppendMsgpack(dst []byte, m *Message) ([]byte, error) {
 	switch m.Kind {
 	case KindUpdate:
+		start := len(dst)
 		dst = append(dst, 0x81)
 		dst = appendMpStr(dst, "update")
 		dst = append(dst, 0x83)
 		dst = appendMpStr(dst, "data")
-		dst = appendDataMsgpack(dst, m.Update.Data)
+		var err error
+		if dst, err = appendDataMsgpack(dst, m.Update.Data); err != nil {
+			return dst[:start], inexact(m, err)
+		}
 		dst = appendMpStr(dst, "time")
 		dst = appendMpUint(dst, m.Update.Time)
 		dst = appendMpStr(dst, "diff")
-		return appendMpInt(dst, m.Update.Diff)
+		return appendMpInt(dst, m.Update.Diff), nil
 	case KindProgress:
-		return appendProgressMsgpack(dst, &m.Progress)
+		return appendProgressMsgpack(dst, &m.Progress), nil
 	case KindFinish:
 		dst = append(dst, 0x81)
 		dst = appendMpStr(dst, "finish")
 		dst = append(dst, 0x81)
 		dst = appendMpStr(dst, "time")
-		return appendMpUint(dst, m.Finish.Time)
+		return appendMpUint(dst, m.Finish.Time), nil
 	}
-	return append(dst, 0x80)
+	return append(dst, 0x80), nil
+}
+
+// CheckMsgpack returns the error AppendMsgpack would return for m, if
+// any, without encoding it: only an update whose data holds a number that
+// msgpack cannot carry exactly fails. It costs a scan of the data.
+func CheckMsgpack(m *Message) error {
+	if m.Kind != KindUpdate {
+		return nil
+	}
+	data := m.Update.Data
+	if len(data) > 0 && data[0] == '"' {
+		return nil // a string holds no number
+	}
+	if !IsCanonical(data) {
+		var err error
+		if data, err = AppendCanonical(nil, data); err != nil {
+			return nil // written as nil, see appendDataMsgpack
+		}
+	}
+	for i := 0; i < len(data); {
+		switch c := data[i]; {
+		case c == '"':
+			i, _ = canonStringEnd(data, i)
+		case c == '-' || isDigit(c):
+			end, _ := numberEnd(data, i)
+			if err := mpNumberExact(data[i:end]); err != nil {
+				return inexact(m, err)
+			}
+			i = end
+		default:
+			i++
+		}
+	}
+	return nil
+}
+
+// inexact wraps the reason data cannot be written as msgpack, naming m.
+func inexact(m *Message, reason error) error {
+	return fmt.Errorf("%v: %w: %v (write JSON Lines instead)", m, ErrMsgpackInexact, reason)
 }
 
 func appendProgressMsgpack(dst []byte, p *Progress) []byte {
@@ -66,38 +124,41 @@ func appendProgressMsgpack(dst []byte, p *Progress) []byte {
 
 // Data: canonical JSON converted to native msgpack values.
 
-// appendDataMsgpack writes canonical JSON data as a native msgpack value.
-// Data that is not canonical is canonicalised first; data that is not JSON
-// at all (which no decoder produces) is written as nil.
-func appendDataMsgpack(dst, data []byte) []byte {
+// appendDataMsgpack writes canonical JSON data as a native msgpack value,
+// or fails with the reason it cannot be written exactly. Data that is not
+// canonical is canonicalised first; data that is not JSON at all (which no
+// decoder produces) is written as nil.
+func appendDataMsgpack(dst, data []byte) ([]byte, error) {
 	if !IsCanonical(data) {
 		var err error
 		if data, err = AppendCanonical(nil, data); err != nil {
-			return append(dst, 0xc0)
+			return append(dst, 0xc0), nil
 		}
 	}
-	dst, _ = jsonToMp(dst, data, 0)
-	return dst
+	dst, _, err := jsonToMp(dst, data, 0)
+	return dst, err
 }
 
 // jsonToMp converts the canonical JSON value at b[i], returning the offset
 // past it. Canonical input has no white space and is valid, with bounded
 // depth, which keeps this simple.
-func jsonToMp(dst, b []byte, i int) ([]byte, int) {
+func jsonToMp(dst, b []byte, i int) ([]byte, int, error) {
 	switch c := b[i]; c {
 	case '"':
-		return jsonStringToMp(dst, b, i)
+		dst, i = jsonStringToMp(dst, b, i)
+		return dst, i, nil
 	case '{', '[':
 		return jsonContainerToMp(dst, b, i)
 	case 't':
-		return append(dst, 0xc3), i + 4
+		return append(dst, 0xc3), i + 4, nil
 	case 'f':
-		return append(dst, 0xc2), i + 5
+		return append(dst, 0xc2), i + 5, nil
 	case 'n':
-		return append(dst, 0xc0), i + 4
+		return append(dst, 0xc0), i + 4, nil
 	}
 	end, _ := numberEnd(b, i)
-	return jsonNumberToMp(dst, b[i:end]), end
+	dst, err := jsonNumberToMp(dst, b[i:end])
+	return dst, end, err
 }
 
 func jsonStringToMp(dst, b []byte, i int) ([]byte, int) {
@@ -131,7 +192,7 @@ func insertHeader(dst []byte, at, h int, family mpFamily, n int) []byte {
 
 // jsonContainerToMp converts an array or object, reserving a one-byte
 // header (enough for up to 15 entries, the common case).
-func jsonContainerToMp(dst, b []byte, i int) ([]byte, int) {
+func jsonContainerToMp(dst, b []byte, i int) ([]byte, int, error) {
 	family, closer := mpArray, byte(']')
 	if b[i] == '{' {
 		family, closer = mpMap, '}'
@@ -145,36 +206,78 @@ func jsonContainerToMp(dst, b []byte, i int) ([]byte, int) {
 			dst, i = jsonStringToMp(dst, b, i)
 			i++ // ':'
 		}
-		dst, i = jsonToMp(dst, b, i)
+		var err error
+		if dst, i, err = jsonToMp(dst, b, i); err != nil {
+			return dst, i, err
+		}
 		n++
 		if b[i] == ',' {
 			i++
 		}
 	}
-	return insertHeader(dst, at, 1, family, n), i + 1
+	return insertHeader(dst, at, 1, family, n), i + 1, nil
 }
 
 // jsonNumberToMp writes a JSON number as a msgpack integer when it is
 // written as an integer that fits in an int64 or a uint64, and as a
-// float64 otherwise (-0 included, so that it survives the round trip).
-func jsonNumberToMp(dst, raw []byte) []byte {
-	n := jsonNum(raw)
-	plainInt := true
+// float64 otherwise (-0 included, so that it survives the round trip),
+// or fails when the float64 would not give the number back as written.
+func jsonNumberToMp(dst, raw []byte) ([]byte, error) {
+	if v, neg, ok := mpInteger(raw); ok {
+		if neg {
+			return appendMpInt(dst, v), nil
+		}
+		return appendMpUint(dst, uint64(v)), nil
+	}
+	f, err := mpFloat(raw)
+	if err != nil {
+		return dst, err
+	}
+	return binaryAppendFloat(dst, f), nil
+}
+
+// mpInteger reports whether raw is written as an integer that a msgpack
+// integer carries: v is its value (as uint64 bits when not neg).
+func mpInteger(raw []byte) (v int64, neg, ok bool) {
 	for _, c := range raw {
 		if c == '.' || c == 'e' || c == 'E' {
-			plainInt = false
+			return 0, false, false
 		}
 	}
-	if plainInt && n.exact && !n.big {
-		switch {
-		case !n.neg:
-			return appendMpUint(dst, n.mag)
-		case n.mag != 0 && n.mag <= 1<<63:
-			return appendMpInt(dst, -int64(n.mag-1)-1)
-		}
+	n := jsonNum(raw)
+	switch {
+	case !n.exact || n.big:
+	case !n.neg:
+		return int64(n.mag), false, true
+	case n.mag != 0 && n.mag <= 1<<63:
+		return -int64(n.mag-1) - 1, true, true
 	}
-	f, _ := strconv.ParseFloat(string(raw), 64)
-	return binaryAppendFloat(dst, f)
+	return 0, false, false
+}
+
+// mpFloat returns the float64 that carries raw, a number that is not a
+// msgpack integer, when it gives raw back exactly: ParseMsgpack writes a
+// float64 as strconv.FormatFloat(f, 'g', -1, 64).
+func mpFloat(raw []byte) (float64, error) {
+	f, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil { // beyond float64's range: ±Inf, which JSON cannot hold
+		return 0, fmt.Errorf("number %s is beyond the range of a float64", raw)
+	}
+	var buf [32]byte
+	if back := strconv.AppendFloat(buf[:0], f, 'g', -1, 64); string(back) != string(raw) {
+		return 0, fmt.Errorf("number %s would be read back as %s", raw, back)
+	}
+	return f, nil
+}
+
+// mpNumberExact reports why the number raw cannot be written as msgpack
+// exactly, or nil.
+func mpNumberExact(raw []byte) error {
+	if _, _, ok := mpInteger(raw); ok {
+		return nil
+	}
+	_, err := mpFloat(raw)
+	return err
 }
 
 func binaryAppendFloat(dst []byte, f float64) []byte {

@@ -595,8 +595,8 @@ func refQuote(dst []byte, s string) ([]byte, error) {
 func FuzzMsgpackAgainstLibrary(f *testing.F) {
 	for _, s := range jsonSeeds {
 		var m Message
-		if ParseJSON([]byte(s), &m) == nil {
-			f.Add(AppendMsgpack(nil, &m))
+		if ParseJSON([]byte(s), &m) == nil && CheckMsgpack(&m) == nil {
+			f.Add(msgpackOf(&m))
 		}
 	}
 	for _, b := range msgpackSeeds(f) {
