@@ -18,6 +18,15 @@
 // everything below F. Nothing is emitted for a time before every earlier
 // time is complete, so a time is never released early and never dropped.
 //
+// A statement whose encoding would exceed cdc.MaxMessageSize (one step can
+// release any number of times: 700k at once made an 18 MB line) is cut
+// into consecutive statements [a, b) [b, c) ..., each after its own times'
+// updates, so that cdclog can read its own output; the protocol allows
+// re-batched progress. The cut is made where the JSON encoding, never
+// smaller than the msgpack one, would pass the limit counting the upper
+// bound at 20 digits, so it depends only on what is released: the output
+// is the same from run to run and in the durable processor.
+//
 // Because every statement is true forever, the receiver's state depends only
 // on the set of messages pushed, not on their order or multiplicity; the
 // output depends only on the order in which they were pushed. Pushing a
