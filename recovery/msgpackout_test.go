@@ -83,6 +83,9 @@ func TestMsgpackOutputFileRefusesCommittedDataItCannotCarry(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.Close()
+	if got := string(storedOutput(t, path)); !strings.Contains(got, `{"data":1e400,`) {
+		t.Fatalf("the stored output does not keep 1e400 exactly:\n%s", got)
+	}
 	_, err := Open(path, Options{Sink: &simSink{}, SinkName: "out.mp", SinkFormat: cdc.Msgpack, Logger: quietLogger()})
 	if !errors.Is(err, cdc.ErrMsgpackInexact) || !strings.Contains(err.Error(), "output record 1") {
 		t.Fatalf("Open: %v, want ErrMsgpackInexact naming output record 1", err)
@@ -102,5 +105,34 @@ func decodeAll(t *testing.T, b []byte, f cdc.Format) []cdc.Message {
 			return out
 		}
 		out = append(out, m)
+	}
+}
+
+// The WAL keeps data exactly, msgpack or not: an update with such a number
+// still pending at a restart comes back from the WAL unchanged.
+func TestWALKeepsDataMsgpackCannotCarry(t *testing.T) {
+	path := dbPath(t)
+	p := openTest(t, path, Options{})
+	pendingData := []cdc.Message{
+		cdc.NewUpdate([]byte(`0.10000000000000000001`), 1, 1),
+		cdc.NewUpdate([]byte(`{"a":[7.0,-1e400]}`), 1, 1),
+		cdc.NewUpdate([]byte(`0.1`), 1, 1),
+	}
+	if _, err := p.Append(t.Context(), pendingData, nil); err != nil {
+		t.Fatal(err)
+	}
+	p.Close()
+	p = openTest(t, path, Options{})
+	if _, err := p.Append(t.Context(), []cdc.Message{cdc.NewProgress(0, 2, cdc.Count{Time: 1, Count: 3})}, nil); err != nil {
+		t.Fatal(err)
+	}
+	p.Close()
+	want := `{"update":{"data":0.1,"time":1,"diff":1}}
+{"update":{"data":0.10000000000000000001,"time":1,"diff":1}}
+{"update":{"data":{"a":[7.0,-1e400]},"time":1,"diff":1}}
+{"progress":{"lower":0,"upper":2,"counts":[{"time":1,"count":3}]}}
+`
+	if got := string(storedOutput(t, path)); got != want {
+		t.Fatalf("after a restart the output is\n%s\nwant\n%s", got, want)
 	}
 }
