@@ -131,6 +131,7 @@ func commands() []*cli.Command {
 		mergeCommand(),
 		gcCommand(),
 		versionCommand(),
+		completionCommand(),
 		helpCommand(),
 	}
 }
