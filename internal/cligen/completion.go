@@ -441,7 +441,7 @@ func identifier(s string) string {
 	}, s)
 }
 
-// shQuote quotes s for bash and zsh: single quotes, with ' as '\''.
+// shQuote quotes s for bash and zsh: single quotes, with ' as '\”.
 func shQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
