@@ -441,7 +441,8 @@ func identifier(s string) string {
 	}, s)
 }
 
-// shQuote quotes s for bash and zsh: single quotes, with ' as '\”.
+// shQuote quotes s for bash and zsh in single quotes; a quote inside is
+// closed, escaped and reopened.
 func shQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
