@@ -11,8 +11,9 @@ import (
 // is registered here.
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	app := &cli.App{
-		Name:  "cdclog",
-		Usage: "crash-safe processor for change-data-capture logs",
+		Name:      "cdclog",
+		Usage:     "crash-safe processor for change-data-capture logs",
+		UsageText: "cdclog [global options] COMMAND [options] [ARGUMENTS...]",
 		Description: `cdclog takes a CDC stream that may be duplicated and reordered, persists every
 message to a bbolt write-ahead log, and emits a clean stream: deduplicated, in
 time order, each time released only when complete, exactly once even across

@@ -30,11 +30,11 @@ const envKey = "cdclog.env"
 
 func globalFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "format", Value: "jsonl", Usage: "wire format of input and output: jsonl or msgpack"},
-		&cli.StringFlag{Name: "in-format", Usage: "input format only, overriding --format: jsonl or msgpack"},
-		&cli.StringFlag{Name: "out-format", Usage: "output format only, overriding --format: jsonl or msgpack"},
+		&cli.StringFlag{Name: "format", Value: "jsonl", Usage: "wire `FORMAT` of input and output: jsonl or msgpack"},
+		&cli.StringFlag{Name: "in-format", Usage: "input `FORMAT` only, overriding --format: jsonl or msgpack"},
+		&cli.StringFlag{Name: "out-format", Usage: "output `FORMAT` only, overriding --format: jsonl or msgpack"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress display and no informational logs"},
-		&cli.StringFlag{Name: "log-level", Value: "info", Usage: "stderr log level: debug, info, warn or error"},
+		&cli.StringFlag{Name: "log-level", Value: "info", Usage: "stderr log `LEVEL`: debug, info, warn or error"},
 		&cli.BoolFlag{Name: "version", Aliases: []string{"v"}, Usage: "print the version, commit and Go version, and exit"},
 		&cli.StringFlag{Name: "cpuprofile", Hidden: true, Usage: "write a CPU profile to `FILE` (for performance work)"},
 		&cli.StringFlag{Name: "memprofile", Hidden: true, Usage: "write an allocation profile to `FILE` at exit (for performance work)"},
