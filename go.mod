@@ -1,6 +1,6 @@
 module github.com/cdclog/cdclog
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/cockroachdb/datadriven v1.0.3

@@ -27,7 +27,7 @@ type GCOptions struct {
 
 // GCResult reports what GC did.
 type GCResult struct {
-	Floor         uint64 `json:"floor"`
+	Floor         uint64 `json:"floor,string"` // a time: a string in JSON, exact beyond 2^53
 	ChunksDeleted int    `json:"chunks_deleted"`
 	BytesBefore   int64  `json:"bytes_before"`
 	BytesAfter    int64  `json:"bytes_after"`

@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 
+	"github.com/cdclog/cdclog/internal/cliargs"
 	"github.com/urfave/cli/v2"
 )
 
@@ -10,8 +11,9 @@ import (
 // is registered here.
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	app := &cli.App{
-		Name:  "cdclog",
-		Usage: "crash-safe processor for change-data-capture logs",
+		Name:      "cdclog",
+		Usage:     "crash-safe processor for change-data-capture logs",
+		UsageText: "cdclog [global options] COMMAND [options] [ARGUMENTS...]",
 		Description: `cdclog takes a CDC stream that may be duplicated and reordered, persists every
 message to a bbolt write-ahead log, and emits a clean stream: deduplicated, in
 time order, each time released only when complete, exactly once even across
@@ -21,6 +23,10 @@ Try it:
    cdclog gen --times 1000 | cdclog mangle | cdclog demangle
    cdclog gen | cdclog mangle > in.jsonl && cdclog ingest --db state.db --out clean.jsonl in.jsonl
    cdclog inspect --db state.db status
+
+Flags may come before or after the command and its arguments; "--" ends
+them. 'cdclog help COMMAND' shows a command's help, 'cdclog completion bash'
+(or zsh, fish) writes a shell completion script.
 
 Exit codes: 0 success, 1 runtime failure, 2 usage error, 3 protocol violation.`,
 		Flags:                  globalFlags(),
@@ -34,6 +40,10 @@ Exit codes: 0 success, 1 runtime failure, 2 usage error, 3 protocol violation.`,
 			return usageError("%v", err)
 		},
 		Before: func(c *cli.Context) error {
+			if c.Bool("version") {
+				printVersion(c.App.Writer)
+				return errDone
+			}
 			if err := setupGlobals(c); err != nil {
 				return err
 			}
@@ -43,12 +53,69 @@ Exit codes: 0 success, 1 runtime failure, 2 usage error, 3 protocol violation.`,
 		Commands: commands(),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return usageError("unknown command %q", c.Args().First())
+				return unknownCommand(c.App.Commands, c.Args().First())
 			}
 			return cli.ShowAppHelp(c)
 		},
 	}
+	// urfave adds --help to the app only when it adds its own help
+	// command; cdclog has its own (helpCommand).
+	app.Flags = append(app.Flags, cli.HelpFlag)
+	app.Setup()
 	return app
+}
+
+// unknownCommand is the usage error for a mistyped command name, with the
+// command it most likely meant.
+func unknownCommand(cmds []*cli.Command, name string) error {
+	if s := cliargs.Suggest(name, cliargs.CommandNames(cmds)); s != "" {
+		return usageError("unknown command %q (did you mean %s?)", name, s)
+	}
+	return usageError("unknown command %q (see 'cdclog --help')", name)
+}
+
+// helpCommand is 'cdclog help [COMMAND [VIEW]]'. run turns "help COMMAND"
+// into "COMMAND --help" before the command line is parsed, so that the
+// help is the same either way; the action only runs for "help" alone.
+func helpCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "help",
+		Usage:     "show the help of cdclog or of a command",
+		UsageText: "cdclog help [COMMAND [VIEW]]",
+		Description: `Shows the same help as --help: of cdclog without a COMMAND, of a command, or
+of one of inspect's views.
+
+Examples:
+   cdclog help
+   cdclog help ingest
+   cdclog help inspect status`,
+		HideHelpCommand: true,
+		OnUsageError:    commandUsageError("help"),
+		Action:          cli.ShowAppHelp,
+	}
+}
+
+// helpLine rewrites "help COMMAND [VIEW]" as "COMMAND [VIEW] --help",
+// keeping the global flags, or reports an unknown name.
+func helpLine(app *cli.App, l cliargs.Line) (cliargs.Line, error) {
+	out := cliargs.Line{Program: l.Program, Flags: [][]string{l.Flags[0]}}
+	cmds := app.Commands
+	for _, name := range l.Args {
+		var found *cli.Command
+		for _, c := range cmds {
+			if c.HasName(name) {
+				found = c
+			}
+		}
+		if found == nil {
+			return l, unknownCommand(cmds, name)
+		}
+		out.Commands = append(out.Commands, name)
+		out.Flags = append(out.Flags, nil)
+		cmds = found.Subcommands
+	}
+	out.Flags[len(out.Flags)-1] = append(out.Flags[len(out.Flags)-1], "--help")
+	return out, nil
 }
 
 // commands lists every subcommand in the order of SPEC section 5; each is
@@ -64,5 +131,8 @@ func commands() []*cli.Command {
 		inspectCommand(),
 		mergeCommand(),
 		gcCommand(),
+		versionCommand(),
+		completionCommand(),
+		helpCommand(),
 	}
 }

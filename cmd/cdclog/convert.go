@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 
 	"github.com/cdclog/cdclog/cdc"
 	"github.com/cdclog/cdclog/internal/streamgen"
@@ -62,7 +63,7 @@ func runConvert(c *cli.Context) error {
 		runErr = withCode(exitFailure, fmt.Errorf("write output: %w", err))
 	}
 	s := conv.Stats()
-	e.log.Info("convert finished", "updates_in", s.UpdatesIn, "finishes", s.Finishes, "updates_out", s.UpdatesOut)
+	logSummary(e, "convert finished", slog.Uint64("updates_in", s.UpdatesIn), slog.Uint64("finishes", s.Finishes), slog.Uint64("updates_out", s.UpdatesOut))
 	return runErr
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
 
 	"github.com/cdclog/cdclog/cdc"
 	"github.com/cdclog/cdclog/demangle"
@@ -164,6 +165,8 @@ func (d *demangler) run(batches <-chan *inputBatch, outputs chan<- []cdc.Message
 func (d *demangler) report(e *env) {
 	s := d.recv.Stats()
 	times, updates := d.recv.PendingSize()
-	e.log.Info("demangle finished", "messages", d.in, "records_out", d.out, "duplicates", s.Duplicates+s.Stale,
-		"rejected", d.q.count, "pending_times", times, "pending_updates", updates, "frontier", d.recv.Stuck().String())
+	attrs := []slog.Attr{slog.Uint64("messages", d.in), slog.Uint64("records_out", d.out),
+		slog.Uint64("duplicates", s.Duplicates), slog.Uint64("stale", s.Stale), slog.Uint64("rejected", d.q.count),
+		slog.Int("pending_times", times), slog.Int("pending_updates", updates)}
+	logSummary(e, "demangle finished", append(attrs, stuckAttrs(d.recv.Stuck())...)...)
 }

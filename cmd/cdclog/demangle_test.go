@@ -10,8 +10,9 @@ import (
 )
 
 // cleanFacts reads a clean stream and returns its updates per time and the
-// frontier its progress statements reach, checking that they tile the
-// time line from 0 and count the updates they release.
+// frontier its progress statements reach (cdc.MaxTime once an unbounded
+// one says the stream is complete), checking that they tile the time line
+// from 0 and count the updates they release.
 func cleanFacts(t *testing.T, out string) (updates int, frontier uint64) {
 	t.Helper()
 	r := cdc.NewReader(strings.NewReader(out), cdc.JSONL, "out")
@@ -36,6 +37,9 @@ func cleanFacts(t *testing.T, out string) (updates int, frontier uint64) {
 				t.Fatalf("updates released without a count: %v", held)
 			}
 			frontier = m.Progress.Upper
+			if m.Progress.Unbounded {
+				frontier = cdc.MaxTime
+			}
 		}
 	}
 	return updates, frontier

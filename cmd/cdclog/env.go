@@ -30,11 +30,12 @@ const envKey = "cdclog.env"
 
 func globalFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "format", Value: "jsonl", Usage: "wire format of input and output: jsonl or msgpack"},
-		&cli.StringFlag{Name: "in-format", Usage: "input format only (overrides --format)"},
-		&cli.StringFlag{Name: "out-format", Usage: "output format only (overrides --format)"},
+		&cli.StringFlag{Name: "format", Value: "jsonl", Usage: "wire `FORMAT` of input and output: jsonl or msgpack"},
+		&cli.StringFlag{Name: "in-format", Usage: "input `FORMAT` only, overriding --format: jsonl or msgpack"},
+		&cli.StringFlag{Name: "out-format", Usage: "output `FORMAT` only, overriding --format: jsonl or msgpack"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress display and no informational logs"},
-		&cli.StringFlag{Name: "log-level", Value: "info", Usage: "stderr log level: debug, info, warn or error"},
+		&cli.StringFlag{Name: "log-level", Value: "info", Usage: "stderr log `LEVEL`: debug, info, warn or error"},
+		&cli.BoolFlag{Name: "version", Aliases: []string{"v"}, Usage: "print the version, commit and Go version, and exit"},
 		&cli.StringFlag{Name: "cpuprofile", Hidden: true, Usage: "write a CPU profile to `FILE` (for performance work)"},
 		&cli.StringFlag{Name: "memprofile", Hidden: true, Usage: "write an allocation profile to `FILE` at exit (for performance work)"},
 		&cli.StringFlag{Name: "trace", Hidden: true, Usage: "write an execution trace to `FILE` (for performance work: go tool trace FILE)"},
@@ -123,9 +124,13 @@ func withCode(code int, err error) error {
 	return &exitError{code: code, err: err}
 }
 
+// errDone ends a run successfully before any command: --version has
+// printed what was asked.
+var errDone = errors.New("done")
+
 // reportError prints err (if any) to stderr and returns the exit code.
 func reportError(stderr io.Writer, err error) int {
-	if err == nil {
+	if err == nil || errors.Is(err, errDone) {
 		return exitOK
 	}
 	code := exitFailure

@@ -31,7 +31,7 @@ gc needs the database to itself: while another process holds it, gc says so
 after --lock-timeout. It prints what it did: the WAL floor (the log holds
 nothing below it), the chunks deleted and the file size before and after;
 with --json the same as one JSON object:
-   {"floor":1200,"chunks_deleted":31,"bytes_before":16801792,"bytes_after":73728}
+   {"floor":"1200","chunks_deleted":31,"bytes_before":16801792,"bytes_after":73728}
 
 Examples:
    cdclog gc --db state.db

@@ -17,7 +17,7 @@ func genCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "gen",
 		Usage:     "write a deterministic example stream to stdout",
-		UsageText: "cdclog gen [--kind cdc|naive] [--seed N] [--times N] [--keys N] [--start T] [--shape mixed|simple]",
+		UsageText: "cdclog gen [--kind cdc|naive] [--seed N] [--times N] [--keys N] [--start T] [--shape mixed|simple] [--open]",
 		Description: `Writes an example stream, the same for the same flags on every machine and in
 every release.
 
@@ -35,6 +35,13 @@ time a statement of its own.
 --shape mixed one time in ten has no finish of its own, so the next finish
 closes both.
 
+After the last time the stream ends with a statement that nothing follows:
+the progress statement [end, ∞) without counts ({"progress":{"lower":100,
+"counts":[]}}, an absent upper being the end of the stream), or for --kind
+naive a finish at the largest time, which 'cdclog convert' turns into that
+statement. A receiver then sees every time complete. --open leaves it out, as
+a producer that will go on later would.
+
 --times 0 writes forever (until the reader goes away).
 
 Examples:
@@ -48,6 +55,7 @@ Examples:
 			&cli.Uint64Flag{Name: "start", Usage: "first time `T`"},
 			&cli.IntFlag{Name: "keys", Value: streamgen.DefaultKeys, Usage: "number of distinct data values, `N`"},
 			&cli.StringFlag{Name: "shape", Value: streamgen.Mixed.String(), Usage: "`SHAPE` of the progress (or finish) messages: mixed or simple"},
+			&cli.BoolFlag{Name: "open", Usage: "leave the stream open: no final statement that nothing follows the last time"},
 		},
 		HideHelpCommand: true,
 		OnUsageError:    commandUsageError("gen"),
@@ -76,6 +84,7 @@ func genOptions(c *cli.Context) (streamgen.GenOptions, error) {
 		Times: c.Uint64("times"),
 		Start: c.Uint64("start"),
 		Keys:  c.Int("keys"),
+		Final: !c.Bool("open"),
 	}
 	var err error
 	if o.Kind, err = streamgen.ParseKind(c.String("kind")); err != nil {

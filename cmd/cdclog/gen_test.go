@@ -77,14 +77,15 @@ func TestGenFlagsShapeTheStream(t *testing.T) {
 				t.Fatalf("%s outside times [50, 60)", m)
 			}
 		case cdc.KindProgress:
-			if m.Progress.Lower != 50+uint64(statements) || m.Progress.Upper != m.Progress.Lower+1 {
+			final := statements == 10 && m.Progress.Lower == 60 && m.Progress.Unbounded && len(m.Progress.Counts) == 0
+			if !final && (m.Progress.Lower != 50+uint64(statements) || m.Progress.Upper != m.Progress.Lower+1) {
 				t.Fatalf("statement %d is %s", statements, m)
 			}
 			statements++
 		}
 	}
-	if statements != 10 || len(data) > 2 {
-		t.Fatalf("%d statements over %d data values, want 10 over at most 2", statements, len(data))
+	if statements != 11 || len(data) > 2 {
+		t.Fatalf("%d statements over %d data values, want 10 and the final one over at most 2", statements, len(data))
 	}
 	naive := mustRun(t, "", "gen", "--kind", "naive", "--times", "10")
 	if strings.Contains(naive, `"progress"`) || strings.Count(naive, `"finish"`) < 1 {
@@ -123,7 +124,22 @@ func TestGenThroughMangleAndDemangleKeepsEveryUpdate(t *testing.T) {
 	clean := mustRun(t, "", "gen", "--times", "500", "--seed", "9")
 	mangled := mustRun(t, clean, "mangle", "--seed", "9")
 	updates, frontier := cleanFacts(t, mustRun(t, mangled, "demangle"))
-	if want := strings.Count(clean, `"update"`); frontier != 500 || updates != want {
-		t.Fatalf("demangled: frontier %d with %d updates, want 500 with %d", frontier, updates, want)
+	if want := strings.Count(clean, `"update"`); frontier != cdc.MaxTime || updates != want {
+		t.Fatalf("demangled: frontier %d with %d updates, want the stream complete with %d", frontier, updates, want)
+	}
+}
+
+func TestGenEndsItsStreamUnlessOpen(t *testing.T) {
+	closed := mustRun(t, "", "gen", "--times", "20", "--seed", "4")
+	open := mustRun(t, "", "gen", "--times", "20", "--seed", "4", "--open")
+	if want := open + `{"progress":{"lower":20,"counts":[]}}` + "\n"; closed != want {
+		t.Fatalf("gen does not end with the final statement after the open stream:\n%s", closed[len(open):])
+	}
+	if _, frontier := cleanFacts(t, mustRun(t, open, "demangle")); frontier != 20 {
+		t.Fatalf("open stream: frontier %d, want 20", frontier)
+	}
+	naive := mustRun(t, "", "gen", "--kind", "naive", "--times", "20")
+	if !strings.HasSuffix(naive, `{"finish":{"time":18446744073709551615}}`+"\n") {
+		t.Fatalf("naive stream does not end with a finish at the largest time:\n%s", naive)
 	}
 }

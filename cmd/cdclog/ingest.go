@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
@@ -108,11 +109,7 @@ func runIngest(c *cli.Context) error {
 	if err := p.Close(); err != nil && runErr == nil {
 		runErr = withCode(exitFailure, err)
 	}
-	in.report(c.String("db"))
-	if stErr == nil {
-		e.log.Info("database state", "frontier", st.Frontier, "complete", st.Complete, "stuck", st.Reason,
-			"pending_updates", st.PendingUpdates, "wal_entries", st.WAL.Entries, "wal_bytes", st.WAL.Bytes, "file_bytes", st.FileBytes)
-	}
+	in.report(c.String("db"), st, stErr)
 	return runErr
 }
 
@@ -239,10 +236,19 @@ func (in *ingester) drain(ctx context.Context, pending []inFlight) error {
 	return first
 }
 
-func (in *ingester) report(db string) {
+// report writes the run's one summary line: what this run read and did,
+// then where the database's stream stands (st, unless stErr).
+func (in *ingester) report(db string, st recovery.Status, stErr error) {
 	elapsed := time.Since(in.started)
 	rate := float64(in.read) / max(elapsed.Seconds(), 1e-9)
-	in.e.log.Info("ingest finished", "db", db, "messages", in.read, "accepted", in.res.Accepted,
-		"duplicates", in.res.Duplicates+in.res.Stale, "skipped", in.res.Skipped, "quarantined", in.res.Quarantined,
-		"records_out", in.res.Output, "elapsed", elapsed.Round(time.Millisecond), "msgs_per_s", fmt.Sprintf("%.0f", rate))
+	attrs := []slog.Attr{slog.String("db", db), slog.Uint64("messages", in.read), slog.Any("accepted", in.res.Accepted),
+		slog.Any("duplicates", in.res.Duplicates), slog.Any("stale", in.res.Stale),
+		slog.Any("skipped", in.res.Skipped), slog.Any("quarantined", in.res.Quarantined),
+		slog.Any("records_out", in.res.Output)}
+	if stErr == nil {
+		attrs = append(attrs, frontierAttrs(st.Frontier, st.Complete, st.Waiting, st.Reason)...)
+		attrs = append(attrs, slog.Int("pending_updates", st.PendingUpdates))
+	}
+	attrs = append(attrs, slog.Duration("elapsed", elapsed.Round(time.Millisecond)), slog.String("msgs_per_s", fmt.Sprintf("%.0f", rate)))
+	logSummary(in.e, "ingest finished", attrs...)
 }

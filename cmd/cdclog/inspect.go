@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/cdclog/cdclog/internal/cliargs"
 	"github.com/urfave/cli/v2"
 )
 
@@ -49,7 +50,11 @@ Examples:
 		OnUsageError:    commandUsageError("inspect"),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return usageError("inspect: unknown view %q (want %s)", c.Args().First(), inspectViews)
+				name := c.Args().First()
+				if s := cliargs.Suggest(name, cliargs.CommandNames(c.Command.Subcommands)); s != "" {
+					return usageError("inspect: unknown view %q (did you mean %s?)", name, s)
+				}
+				return usageError("inspect: unknown view %q (want %s)", name, inspectViews)
 			}
 			return runInspectStatus(c)
 		},

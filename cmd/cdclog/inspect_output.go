@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
-	"fmt"
 
 	"github.com/cdclog/cdclog/cdc"
 	"github.com/cdclog/cdclog/recovery"
@@ -36,45 +34,20 @@ type outputJSON struct {
 	Message json.RawMessage `json:"message"`
 }
 
-func runInspectOutput(c *cli.Context) (err error) {
-	from, limit := c.Uint64("from-seq"), c.Uint64("limit")
-	r, err := openReader(c, "inspect output")
-	if err != nil {
-		return err
-	}
-	defer closeReader(r, &err)
-	asJSON := wantJSON(c)
-	return writeStdout(getEnv(c), func(w *bufio.Writer) error {
-		var show func(*recovery.Record) error
-		var t *table
-		if asJSON {
-			jl, buf := newJSONLines(w), []byte(nil)
-			show = func(rec *recovery.Record) error {
-				buf = cdc.AppendJSON(buf[:0], &rec.Msg)
-				return jl.write(&outputJSON{Seq: rec.Seq, Message: buf})
-			}
-		} else {
-			t = newTable(w, "SEQ", "MESSAGE")
-			show = func(rec *recovery.Record) error { return t.row(u64(rec.Seq), rec.Msg.String()) }
-		}
-		var n uint64
-		err := r.Records(from, func(rec *recovery.Record) error {
-			if limitReached(n, limit) {
-				return errLimit
-			}
-			n++
-			return show(rec)
-		})
-		if err = ignoreLimit(err); err != nil {
-			return withCode(exitFailure, fmt.Errorf("read output log: %w", err))
-		}
-		if t == nil {
-			return nil
-		}
-		if n == 0 { // the header stays unwritten in the table's buffer
-			_, err := fmt.Fprintln(w, "no output records from this sequence number on")
-			return err
-		}
-		return t.flush()
+func runInspectOutput(c *cli.Context) error {
+	var buf []byte
+	return runView(c, view[recovery.Record]{
+		name: "inspect output",
+		what: "read output log",
+		scan: func(c *cli.Context, r *recovery.Reader, yield func(*recovery.Record) error) error {
+			return r.Records(c.Uint64("from-seq"), yield)
+		},
+		json: func(rec *recovery.Record) any {
+			buf = cdc.AppendJSON(buf[:0], &rec.Msg)
+			return &outputJSON{Seq: rec.Seq, Message: buf}
+		},
+		header: []string{"SEQ", "MESSAGE"},
+		row:    func(rec *recovery.Record) []string { return []string{u64(rec.Seq), rec.Msg.String()} },
+		empty:  func(*recovery.Reader) string { return "no output records from this sequence number on" },
 	})
 }

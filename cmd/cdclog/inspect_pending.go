@@ -1,10 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 
 	"github.com/cdclog/cdclog/demangle"
+	"github.com/cdclog/cdclog/recovery"
 	"github.com/urfave/cli/v2"
 )
 
@@ -19,7 +19,8 @@ how many are still missing. The first row is usually what holds the frontier
 back; 'inspect status' says why in words.
 
 With --json it prints JSON Lines, one object per time:
-   {"time":7,"expected":2,"held":1}     (expected is null when unknown)
+   {"time":"7","expected":"2","held":1}     (expected is null when unknown)
+Times and counts are strings, exact beyond 2^53 (docs/inspect.md).
 
 Examples:
    cdclog inspect --db state.db pending
@@ -27,64 +28,50 @@ Examples:
 		runInspectPending, limitFlag())
 }
 
-// pendingJSON is one line of 'inspect pending --json'.
+// pendingJSON is one line of 'inspect pending --json'. A time, and the
+// count a progress statement gives it, may exceed 2^53: they are strings
+// (docs/inspect.md).
 type pendingJSON struct {
-	Time     uint64  `json:"time"`
-	Expected *uint64 `json:"expected"`
+	Time     uint64  `json:"time,string"`
+	Expected *uint64 `json:"expected,string"`
 	Held     int     `json:"held"`
 }
 
-func runInspectPending(c *cli.Context) (err error) {
-	r, err := openReader(c, "inspect pending")
-	if err != nil {
-		return err
-	}
-	defer closeReader(r, &err)
-	pending, err := r.Pending()
-	if err != nil {
-		return withCode(exitFailure, fmt.Errorf("read pending times: %w", err))
-	}
-	if limit := c.Uint64("limit"); limit > 0 && uint64(len(pending)) > limit {
-		pending = pending[:limit]
-	}
-	return writeStdout(getEnv(c), func(w *bufio.Writer) error {
-		if wantJSON(c) {
-			return writePendingJSON(w, pending)
-		}
-		if len(pending) == 0 {
+func runInspectPending(c *cli.Context) error {
+	return runView(c, view[demangle.PendingTime]{
+		name: "inspect pending",
+		what: "read pending times",
+		scan: func(_ *cli.Context, r *recovery.Reader, yield func(*demangle.PendingTime) error) error {
+			pending, err := r.Pending()
+			if err != nil {
+				return err
+			}
+			for i := range pending {
+				if err := yield(&pending[i]); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		json: func(p *demangle.PendingTime) any {
+			line := pendingJSON{Time: p.Time, Held: p.Held}
+			if p.Known {
+				line.Expected = &p.Expected
+			}
+			return &line
+		},
+		header: []string{"TIME", "EXPECTED", "HELD", "MISSING"},
+		row: func(p *demangle.PendingTime) []string {
+			expected, missing := "unknown", "?"
+			if p.Known {
+				expected = u64(p.Expected)
+				missing = fmt.Sprint(int64(p.Expected) - int64(p.Held))
+			}
+			return []string{u64(p.Time), expected, fmt.Sprint(p.Held), missing}
+		},
+		empty: func(r *recovery.Reader) string {
 			f, complete := r.Frontier()
-			_, err := fmt.Fprintf(w, "no pending times (%s)\n", frontierText(f, complete))
-			return err
-		}
-		return writePendingTable(w, pending)
+			return fmt.Sprintf("no pending times (%s)", frontierText(f, complete))
+		},
 	})
-}
-
-func writePendingJSON(w *bufio.Writer, pending []demangle.PendingTime) error {
-	jl := newJSONLines(w)
-	for _, p := range pending {
-		line := pendingJSON{Time: p.Time, Held: p.Held}
-		if p.Known {
-			line.Expected = &p.Expected
-		}
-		if err := jl.write(&line); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func writePendingTable(w *bufio.Writer, pending []demangle.PendingTime) error {
-	t := newTable(w, "TIME", "EXPECTED", "HELD", "MISSING")
-	for _, p := range pending {
-		expected, missing := "unknown", "?"
-		if p.Known {
-			expected = u64(p.Expected)
-			missing = fmt.Sprint(int64(p.Expected) - int64(p.Held))
-		}
-		if err := t.row(u64(p.Time), expected, fmt.Sprint(p.Held), missing); err != nil {
-			return err
-		}
-	}
-	return t.flush()
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"fmt"
 	"time"
 
 	"github.com/cdclog/cdclog/cdc"
@@ -38,48 +36,20 @@ type quarantineJSON struct {
 	Time string `json:"time"`
 }
 
-func runInspectQuarantine(c *cli.Context) (err error) {
-	limit := c.Uint64("limit")
-	r, err := openReader(c, "inspect quarantine")
-	if err != nil {
-		return err
-	}
-	defer closeReader(r, &err)
-	asJSON := wantJSON(c)
-	return writeStdout(getEnv(c), func(w *bufio.Writer) error {
-		var show func(*recovery.QuarantineRecord) error
-		var t *table
-		if asJSON {
-			jl := newJSONLines(w)
-			show = func(q *recovery.QuarantineRecord) error { return jl.write(quarantineLine(q)) }
-		} else {
-			t = newTable(w, "SEQ", "POSITION", "REASON", "RAW")
-			show = func(q *recovery.QuarantineRecord) error {
-				return t.row(u64(q.Seq), q.Pos.String(), q.Reason, rawText(q.Raw, 60))
-			}
-		}
-		var n uint64
-		err := r.Quarantine(func(q *recovery.QuarantineRecord) error {
-			if limitReached(n, limit) {
-				return errLimit
-			}
-			n++
-			return show(q)
-		})
-		if err = ignoreLimit(err); err != nil {
-			return withCode(exitFailure, fmt.Errorf("read quarantine: %w", err))
-		}
-		if t != nil {
-			if n == 0 { // the header stays unwritten in the table's buffer
-				_, err := fmt.Fprintln(w, "no quarantined messages")
-				return err
-			}
-			return t.flush()
-		}
-		return nil
+func runInspectQuarantine(c *cli.Context) error {
+	return runView(c, view[recovery.QuarantineRecord]{
+		name: "inspect quarantine",
+		what: "read quarantine",
+		scan: func(_ *cli.Context, r *recovery.Reader, yield func(*recovery.QuarantineRecord) error) error {
+			return r.Quarantine(yield)
+		},
+		json: func(q *recovery.QuarantineRecord) any {
+			return &quarantineJSON{Seq: q.Seq, RejectLine: q.QuarantineLine(), Time: q.Time.Format(time.RFC3339Nano)}
+		},
+		header: []string{"SEQ", "POSITION", "REASON", "RAW"},
+		row: func(q *recovery.QuarantineRecord) []string {
+			return []string{u64(q.Seq), q.Pos.String(), q.Reason, rawText(q.Raw, 60)}
+		},
+		empty: func(*recovery.Reader) string { return "no quarantined messages" },
 	})
-}
-
-func quarantineLine(q *recovery.QuarantineRecord) *quarantineJSON {
-	return &quarantineJSON{Seq: q.Seq, RejectLine: q.QuarantineLine(), Time: q.Time.Format(time.RFC3339Nano)}
 }

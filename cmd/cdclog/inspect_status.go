@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"strconv"
@@ -27,7 +26,8 @@ entries, size and time range; output records committed and the output file;
 the last checkpoint and the database file's size.
 
 With --json it prints the same as one JSON object; docs/inspect.md lists the
-fields, whose names are stable.
+fields, whose names and types are stable. Times are strings, exact beyond
+2^53; a complete stream has "frontier": null and "complete": true.
 
 Examples:
    cdclog inspect --db state.db status
@@ -35,21 +35,20 @@ Examples:
 		runInspectStatus)
 }
 
-func runInspectStatus(c *cli.Context) (err error) {
-	r, err := openReader(c, "inspect status")
-	if err != nil {
-		return err
-	}
-	defer closeReader(r, &err)
-	s, err := r.Status()
-	if err != nil {
-		return withCode(exitFailure, fmt.Errorf("read status: %w", err))
-	}
-	return writeStdout(getEnv(c), func(w *bufio.Writer) error {
-		if wantJSON(c) {
-			return writeJSONObject(w, &s)
-		}
-		return writeStatusText(w, &s)
+func runInspectStatus(c *cli.Context) error {
+	return runView(c, view[recovery.Status]{
+		name: "inspect status",
+		what: "read status",
+		scan: func(_ *cli.Context, r *recovery.Reader, yield func(*recovery.Status) error) error {
+			s, err := r.Status()
+			if err != nil {
+				return err
+			}
+			return yield(&s)
+		},
+		json:   func(s *recovery.Status) any { return s },
+		object: true,
+		text:   writeStatusText,
 	})
 }
 

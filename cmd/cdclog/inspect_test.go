@@ -70,7 +70,7 @@ func TestInspectStatusNamesAWithheldUpdate(t *testing.T) {
 		t.Fatalf("status: %+v", s)
 	}
 	// --json may also come before the view.
-	if out := inspect(t, db, "--json", "status"); !strings.Contains(out, `"frontier": 14`) {
+	if out := inspect(t, db, "--json", "status"); !strings.Contains(out, `"frontier": "14"`) {
 		t.Fatalf("inspect --json status:\n%s", out)
 	}
 }
@@ -137,7 +137,7 @@ func TestInspectWALFiltersByTime(t *testing.T) {
 	}
 	for _, line := range lines {
 		var e struct {
-			Time    uint64          `json:"time"`
+			Time    uint64          `json:"time,string"`
 			Arrival uint64          `json:"arrival"`
 			Source  string          `json:"source"`
 			Line    int64           `json:"line"`

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
-	"fmt"
 	"math"
 
 	"github.com/cdclog/cdclog/cdc"
@@ -24,8 +22,9 @@ follows the log's keys: by time within each group commit, not globally.
 Times below the WAL floor were dropped by 'cdclog gc'.
 
 With --json it prints JSON Lines, one object per message:
-   {"time":7,"arrival":12,"source":"in.jsonl","line":3,"offset":120,
+   {"time":"7","arrival":12,"source":"in.jsonl","line":3,"offset":120,
     "message":{"update":{"data":"a","time":7,"diff":1}}}
+The filing time is a string, exact beyond 2^53 (docs/inspect.md).
 
 Examples:
    cdclog inspect --db state.db wal --limit 20
@@ -37,9 +36,10 @@ Examples:
 		limitFlag())
 }
 
-// walJSON is one line of 'inspect wal --json'.
+// walJSON is one line of 'inspect wal --json'. The filing time may
+// exceed 2^53: it is a string (docs/inspect.md).
 type walJSON struct {
-	Time    uint64          `json:"time"`
+	Time    uint64          `json:"time,string"`
 	Arrival uint64          `json:"arrival"`
 	Source  string          `json:"source"`
 	Line    int64           `json:"line"`
@@ -47,51 +47,27 @@ type walJSON struct {
 	Message json.RawMessage `json:"message"`
 }
 
-func runInspectWAL(c *cli.Context) (err error) {
-	from, to, limit := c.Uint64("from-time"), c.Uint64("to-time"), c.Uint64("limit")
+func runInspectWAL(c *cli.Context) error {
+	from, to := c.Uint64("from-time"), c.Uint64("to-time")
 	if to < from {
 		return usageError("inspect wal: --to-time %d is before --from-time %d", to, from)
 	}
-	r, err := openReader(c, "inspect wal")
-	if err != nil {
-		return err
-	}
-	defer closeReader(r, &err)
-	asJSON := wantJSON(c)
-	return writeStdout(getEnv(c), func(w *bufio.Writer) error {
-		var show func(*recovery.WALEntry) error
-		var t *table
-		if asJSON {
-			jl, buf := newJSONLines(w), []byte(nil)
-			show = func(we *recovery.WALEntry) error {
-				buf = cdc.AppendJSON(buf[:0], &we.Msg)
-				return jl.write(&walJSON{Time: we.Time, Arrival: we.Arrival, Source: we.Pos.Source,
-					Line: we.Pos.Line, Offset: we.Pos.Offset, Message: buf})
-			}
-		} else {
-			t = newTable(w, "TIME", "ARRIVAL", "POSITION", "MESSAGE")
-			show = func(we *recovery.WALEntry) error {
-				return t.row(u64(we.Time), u64(we.Arrival), we.Pos.String(), we.Msg.String())
-			}
-		}
-		var n uint64
-		err := r.WAL(from, to, func(we *recovery.WALEntry) error {
-			if limitReached(n, limit) {
-				return errLimit
-			}
-			n++
-			return show(we)
-		})
-		if err = ignoreLimit(err); err != nil {
-			return withCode(exitFailure, fmt.Errorf("read WAL: %w", err))
-		}
-		if t == nil {
-			return nil
-		}
-		if n == 0 { // the header stays unwritten in the table's buffer
-			_, err := fmt.Fprintln(w, "no WAL entries in the time range")
-			return err
-		}
-		return t.flush()
+	var buf []byte
+	return runView(c, view[recovery.WALEntry]{
+		name: "inspect wal",
+		what: "read WAL",
+		scan: func(_ *cli.Context, r *recovery.Reader, yield func(*recovery.WALEntry) error) error {
+			return r.WAL(from, to, yield)
+		},
+		json: func(we *recovery.WALEntry) any {
+			buf = cdc.AppendJSON(buf[:0], &we.Msg)
+			return &walJSON{Time: we.Time, Arrival: we.Arrival, Source: we.Pos.Source,
+				Line: we.Pos.Line, Offset: we.Pos.Offset, Message: buf}
+		},
+		header: []string{"TIME", "ARRIVAL", "POSITION", "MESSAGE"},
+		row: func(we *recovery.WALEntry) []string {
+			return []string{u64(we.Time), u64(we.Arrival), we.Pos.String(), we.Msg.String()}
+		},
+		empty: func(*recovery.Reader) string { return "no WAL entries in the time range" },
 	})
 }

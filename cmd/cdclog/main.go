@@ -6,6 +6,8 @@ package main
 import (
 	"io"
 	"os"
+
+	"github.com/cdclog/cdclog/internal/cliargs"
 )
 
 func main() {
@@ -16,8 +18,21 @@ func main() {
 // run executes one command line and returns the process exit code: 0 for
 // success, 1 for a runtime failure, 2 for a usage error and 3 for a protocol
 // violation. Tests call it in-process with their own streams.
+//
+// Flags may come anywhere on the line (see package cliargs): the line is
+// read against the command tree and put back in the order urfave/cli
+// parses.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	app := newApp(stdin, stdout, stderr)
-	err := app.Run(args)
-	return reportError(stderr, err)
+	line := cliargs.Parse(app, args)
+	if line.Help && len(line.Commands) == 0 && len(line.Args) > 0 {
+		return reportError(stderr, unknownCommand(app.Commands, line.Args[0]))
+	}
+	if len(line.Commands) == 1 && line.Commands[0] == "help" && len(line.Args) > 0 {
+		var err error
+		if line, err = helpLine(app, line); err != nil {
+			return reportError(stderr, err)
+		}
+	}
+	return reportError(stderr, app.Run(line.Strings()))
 }

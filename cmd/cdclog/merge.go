@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/cdclog/cdclog/cdc"
@@ -92,12 +91,6 @@ func parseMergeOptions(c *cli.Context) (mergeOptions, error) {
 	for _, f := range o.files {
 		if f == "-" {
 			stdin++
-			continue
-		}
-		if strings.HasPrefix(f, "-") {
-			if _, err := os.Stat(f); err != nil {
-				return o, usageError("%s after the files: flags go before FILE...", f)
-			}
 		}
 	}
 	if stdin > 1 {

@@ -190,7 +190,7 @@ func TestMergeUsageErrors(t *testing.T) {
 		{"quarantine without file", []string{"merge", "--on-error", "quarantine", a}, "needs --quarantine FILE"},
 		{"file without quarantine", []string{"merge", "--quarantine", filepath.Join(dir, "q"), a}, "only used with --on-error quarantine"},
 		{"quarantine is an input", []string{"merge", "--on-error", "quarantine", "--quarantine", a, a}, "also an input"},
-		{"flag after files", []string{"merge", a, "--on-error", "skip"}, "flags go before"},
+		{"bad policy after the files", []string{"merge", a, "--on-error", "ignore"}, "--on-error"},
 		{"stdin twice", []string{"merge", "-", "-"}, "stdin"},
 		{"msgpack", []string{"--format", "msgpack", "merge", a}, "JSON Lines only"},
 		{"unknown flag", []string{"merge", "--frobnicate", a}, "frobnicate"},

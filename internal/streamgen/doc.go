@@ -30,6 +30,13 @@
 // in ten has no finish of its own, so the next finish closes several times.
 // The last time always gets its finish.
 //
+// With GenOptions.Final a finite stream ends with a statement that nothing
+// follows: the progress statement [end, ∞) without counts for CDC, and for
+// a naive stream a finish at cdc.MaxTime, which Converter turns into that
+// same statement. A receiver then sees every time complete. Without Final
+// (the zero value, which the pinned digests in gen_test.go cover) the
+// stream just stops after its last time.
+//
 // # Mangle
 //
 // Mangle duplicates and reorders any stream (CDC or naive) as an

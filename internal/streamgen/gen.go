@@ -101,6 +101,14 @@ type GenOptions struct {
 	Kind Kind
 	// Shape varies how times are closed.
 	Shape Shape
+	// Final ends the stream with a statement that nothing follows: after
+	// the last time, a CDC stream gets the progress statement [end, ∞)
+	// without counts, and a naive stream a finish at cdc.MaxTime (which
+	// Converter turns into that statement). A receiver then sees every
+	// time complete. Without Final the stream just stops, and a receiver
+	// waits for a statement about the time after the last. A stream
+	// without end (Times zero) never reaches its final statement.
+	Final bool
 }
 
 // Validate reports options that Gen would have to correct.
@@ -155,11 +163,24 @@ func (o GenOptions) end() uint64 {
 func Gen(opts GenOptions) iter.Seq[cdc.Message] {
 	o := opts.normalized()
 	return func(yield func(cdc.Message) bool) {
+		var done bool
 		switch o.Kind {
 		case CDC:
-			genCDC(o, yield)
+			done = genCDC(o, yield)
 		case Naive:
-			genNaive(o, yield)
+			done = genNaive(o, yield)
+		}
+		if done && o.Final {
+			yield(o.final())
 		}
 	}
+}
+
+// final returns the statement that ends a finished stream: no update at any
+// time from the stream's end on.
+func (o GenOptions) final() cdc.Message {
+	if o.Kind == Naive {
+		return cdc.NewFinish(cdc.MaxTime)
+	}
+	return cdc.Message{Kind: cdc.KindProgress, Progress: cdc.Progress{Lower: o.end(), Unbounded: true}}
 }

@@ -13,8 +13,10 @@ const (
 )
 
 // genCDC yields a consolidated CDC stream: for each time, the updates of
-// the keys that change (in key order), then progress for that time.
-func genCDC(o GenOptions, yield func(cdc.Message) bool) {
+// the keys that change (in key order), then progress for that time. It
+// reports whether it reached the stream's end (rather than the consumer
+// stopping).
+func genCDC(o GenOptions, yield func(cdc.Message) bool) bool {
 	r := newRNG(o.Seed, streamGen)
 	var hist history
 	end := o.end()
@@ -27,7 +29,7 @@ func genCDC(o GenOptions, yield func(cdc.Message) bool) {
 		for i := range k {
 			n, ok := yieldTime(r, o.Keys, t+i, yield)
 			if !ok {
-				return
+				return false
 			}
 			hist.add(t+i, n)
 			if n > 0 {
@@ -35,15 +37,16 @@ func genCDC(o GenOptions, yield func(cdc.Message) bool) {
 			}
 		}
 		if !yield(cdc.NewProgress(t, t+k, counts...)) {
-			return
+			return false
 		}
 		t += k
 		if o.Shape == Mixed && r.chance(1, restateOdds) && hist.len() > 1 {
 			if !yield(hist.restate(2 + r.intn(hist.len()-1))) {
-				return
+				return false
 			}
 		}
 	}
+	return true
 }
 
 // yieldTime draws each key's change at time t and yields the non-zero ones.

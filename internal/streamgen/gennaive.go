@@ -9,23 +9,25 @@ const skipFinishOdds = 10
 // genNaive yields a naive stream in the manner of the seed's generator: at
 // each step either a random key changes by a small diff at the current time
 // or (with probability 1/(keys+1)) the time finishes. A key may change
-// several times within one time; the changes may cancel out.
-func genNaive(o GenOptions, yield func(cdc.Message) bool) {
+// several times within one time; the changes may cancel out. It reports
+// whether it reached the stream's end.
+func genNaive(o GenOptions, yield func(cdc.Message) bool) bool {
 	r := newRNG(o.Seed, streamGen)
 	end := o.end()
 	for t := o.Start; t < end; t++ {
 		for !r.chance(1, o.Keys+1) {
 			if !yield(cdc.NewUpdate(keyData(r.intn(o.Keys)), t, naiveDiff(r))) {
-				return
+				return false
 			}
 		}
 		if o.Shape == Mixed && t+1 < end && r.chance(1, skipFinishOdds) {
 			continue
 		}
 		if !yield(cdc.NewFinish(t)) {
-			return
+			return false
 		}
 	}
+	return true
 }
 
 // naiveDiff draws a naive update's diff: ±1 four times as often as ±2.

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+
+	"github.com/cdclog/cdclog/recovery"
+	"github.com/urfave/cli/v2"
+)
+
+// view is one of inspect's views, reduced to its own logic: runView does
+// what they share (open the database read-only, pick text or JSON, apply
+// --limit, write to stdout). T is the view's item: a status, a pending
+// time, a WAL entry, an output record, a quarantined message.
+type view[T any] struct {
+	// name is the view's command line ("inspect wal"), for errors.
+	name string
+	// scan reads the items from r in order and calls yield on each; it
+	// stops, returning yield's error, when yield fails.
+	scan func(c *cli.Context, r *recovery.Reader, yield func(*T) error) error
+	// what names what scan reads, for its errors ("read WAL").
+	what string
+
+	// json returns the JSON value of one item: one line of JSON Lines,
+	// or with object set the one indented document the view prints.
+	json   func(*T) any
+	object bool
+
+	// For people: a table with header and one row per item, and empty
+	// printed instead when there is no item (the header would be alone);
+	// or, when text is set, text writes each item itself.
+	header []string
+	row    func(*T) []string
+	empty  func(r *recovery.Reader) string
+	text   func(w io.Writer, item *T) error
+}
+
+// runView runs v on the database that --db names.
+func runView[T any](c *cli.Context, v view[T]) (err error) {
+	limit := c.Uint64("limit") // 0 (all) for views without --limit
+	r, err := openReader(c, v.name)
+	if err != nil {
+		return err
+	}
+	defer closeReader(r, &err)
+	asJSON := wantJSON(c)
+	return writeStdout(getEnv(c), func(w *bufio.Writer) error {
+		var show func(*T) error
+		var t *table
+		switch {
+		case asJSON && v.object:
+			show = func(item *T) error { return writeJSONObject(w, v.json(item)) }
+		case asJSON:
+			jl := newJSONLines(w)
+			show = func(item *T) error { return jl.write(v.json(item)) }
+		case v.text != nil:
+			show = func(item *T) error { return v.text(w, item) }
+		default:
+			t = newTable(w, v.header...)
+			show = func(item *T) error { return t.row(v.row(item)...) }
+		}
+		var n uint64
+		err := v.scan(c, r, func(item *T) error {
+			if limitReached(n, limit) {
+				return errLimit
+			}
+			n++
+			return show(item)
+		})
+		if err = ignoreLimit(err); err != nil {
+			return withCode(exitFailure, fmt.Errorf("%s: %w", v.what, err))
+		}
+		if t == nil {
+			return nil
+		}
+		if n == 0 { // the header stays unwritten in the table's buffer
+			_, err := fmt.Fprintln(w, v.empty(r))
+			return err
+		}
+		return t.flush()
+	})
+}
