@@ -145,6 +145,9 @@ func TestAReleaseTooLongForOneMessageIsSplitIntoConsecutiveStatements(t *testing
 // bytes a count in JSON, 18 MB in one statement) comes out as statements
 // that cdclog's own Reader takes back, in both formats.
 func TestAReleaseBeyondTheRealMessageLimitReadsBack(t *testing.T) {
+	if testing.Short() {
+		t.Skip("2.5 CPU-seconds, much more under the race detector")
+	}
 	const n = 450_000
 	const base = 10_000_000_000_000_000_000
 	r := New(0)
