@@ -4,7 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strconv"
 	"testing"
+
+	"github.com/vmihailenco/msgpack/v5"
 )
 
 // Typical messages: what cdclog itself writes.
@@ -66,7 +71,7 @@ func BenchmarkAppendJSON(b *testing.B) {
 	}
 }
 
-func BenchmarkMsgpack(b *testing.B) { benchCodec(b, ParseMsgpack, AppendMsgpack) }
+func BenchmarkMsgpack(b *testing.B) { benchCodec(b, ParseMsgpack, appendMsgpackOf) }
 
 func BenchmarkBinary(b *testing.B) { benchCodec(b, ParseBinary, AppendBinary) }
 
@@ -107,12 +112,12 @@ func typicalStream(f Format, n int) []byte {
 		t := uint64(1000 + i/5)
 		for k := 0; k < 4 && i < n; k++ {
 			m := update(fmt.Sprintf(`"k%d"`, k), t, int64(k%2*2-1))
-			buf = AppendMessage(buf, f, &m)
+			buf = appendMessageOf(buf, f, &m)
 			i++
 		}
 		if i < n {
 			m := NewProgress(t, t+1, Count{t, 4})
-			buf = AppendMessage(buf, f, &m)
+			buf = appendMessageOf(buf, f, &m)
 			i++
 		}
 	}
@@ -179,5 +184,137 @@ func BenchmarkAppendCanonical(b *testing.B) {
 			}
 			b.SetBytes(int64(len(in)))
 		})
+	}
+}
+
+// libMessage is a message as msgpack.Unmarshal fills it.
+type libMessage struct {
+	Update *struct {
+		Data any    `msgpack:"data"`
+		Time uint64 `msgpack:"time"`
+		Diff int64  `msgpack:"diff"`
+	} `msgpack:"update"`
+	Progress *struct {
+		Lower  uint64  `msgpack:"lower"`
+		Upper  *uint64 `msgpack:"upper"`
+		Counts []struct {
+			Time  uint64 `msgpack:"time"`
+			Count uint64 `msgpack:"count"`
+		} `msgpack:"counts"`
+	} `msgpack:"progress"`
+}
+
+// unmarshalMessage decodes b with msgpack.Unmarshal into a struct and
+// converts the result, data as canonical JSON included. It checks less
+// than ParseMsgpack (no duplicate keys, no field rules): it is only the
+// cost of the library's reflection path, for BenchmarkMsgpackDecoders.
+func unmarshalMessage(b []byte, m *Message) error {
+	var lm libMessage
+	if err := msgpack.Unmarshal(b, &lm); err != nil {
+		return err
+	}
+	switch {
+	case lm.Update != nil:
+		data, err := appendAnyJSON(nil, lm.Update.Data)
+		if err != nil {
+			return err
+		}
+		*m = NewUpdate(data, lm.Update.Time, lm.Update.Diff)
+	case lm.Progress != nil:
+		p := Progress{Lower: lm.Progress.Lower, Unbounded: lm.Progress.Upper == nil}
+		if lm.Progress.Upper != nil {
+			p.Upper = *lm.Progress.Upper
+		}
+		for _, c := range lm.Progress.Counts {
+			p.Counts = append(p.Counts, Count{c.Time, c.Count})
+		}
+		*m = Message{Kind: KindProgress, Progress: p}
+	default:
+		return fmt.Errorf("no tag")
+	}
+	return nil
+}
+
+// appendAnyJSON writes a value decoded by the library as canonical JSON.
+func appendAnyJSON(dst []byte, v any) ([]byte, error) {
+	switch v := v.(type) {
+	case string:
+		return refQuote(dst, v)
+	case map[string]any:
+		keys := slices.Sorted(maps.Keys(v))
+		dst = append(dst, '{')
+		for i, k := range keys {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			var err error
+			if dst, err = refQuote(dst, k); err != nil {
+				return nil, err
+			}
+			if dst, err = appendAnyJSON(append(dst, ':'), v[k]); err != nil {
+				return nil, err
+			}
+		}
+		return append(dst, '}'), nil
+	case []any:
+		dst = append(dst, '[')
+		for i, e := range v {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			var err error
+			if dst, err = appendAnyJSON(dst, e); err != nil {
+				return nil, err
+			}
+		}
+		return append(dst, ']'), nil
+	case nil:
+		return append(dst, "null"...), nil
+	case bool:
+		return strconv.AppendBool(dst, v), nil
+	case float32:
+		return refFloat(dst, float64(v), 32)
+	case float64:
+		return refFloat(dst, v, 64)
+	}
+	return fmt.Append(dst, v), nil // an integer
+}
+
+// BenchmarkMsgpackDecoders decodes the same messages with cdclog's
+// hand-written decoder, with a decoder on the msgpack library's token API
+// (refDecoder) and with msgpack.Unmarshal into a struct: the measurement
+// behind keeping the hand-written one (see the package documentation).
+func BenchmarkMsgpackDecoders(b *testing.B) {
+	decoders := []struct {
+		name   string
+		decode func(b []byte, m *Message) error
+	}{
+		{"cdclog", func(b []byte, m *Message) error { _, err := ParseMsgpack(b, m); return err }},
+		{"library-tokens", func() func([]byte, *Message) error {
+			ref := newRefDecoder()
+			return func(b []byte, m *Message) (err error) { *m, _, err = ref.decode(b); return err }
+		}()},
+		{"library-unmarshal", unmarshalMessage},
+	}
+	for _, tc := range []struct {
+		name string
+		m    Message
+	}{{"update", benchUpdate}, {"update-object", benchObject}, {"progress", benchProgress}} {
+		enc := msgpackOf(&tc.m)
+		for _, d := range decoders {
+			b.Run(tc.name+"/"+d.name, func(b *testing.B) {
+				var m Message
+				if err := d.decode(enc, &m); err != nil || !sameMessage(m, tc.m) {
+					b.Fatalf("%s decodes %v as %v, %v", d.name, tc.m, m, err)
+				}
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := d.decode(enc, &m); err != nil {
+						b.Fatal(err)
+					}
+				}
+				reportRate(b, 1, len(enc))
+			})
+		}
 	}
 }

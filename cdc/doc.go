@@ -69,10 +69,24 @@
 // other with no framing; data is a native msgpack value (maps with string
 // keys, arrays, strings, numbers, booleans, nil). JSON numbers written as
 // integers that fit an int64 or uint64 travel as msgpack integers, all
-// others as float64, so msgpack cannot carry every JSON number exactly:
-// 7.0 comes back as 7, and a number beyond float64's range cannot be
-// written at all (it becomes an infinity, which decoders reject). Use
-// JSON Lines when data holds such numbers.
+// others as float64, read back in their shortest form. So msgpack cannot
+// carry every JSON number exactly (7.0 would come back as 7,
+// 0.10000000000000000001 as 0.1, and 1e400 as an infinity), and writing
+// such a number would merge data that JSON keeps apart, making the output
+// contradict itself. AppendMsgpack, and so every msgpack writer, refuses
+// such data with ErrMsgpackInexact, naming the message, and the durable
+// processor refuses it on input when it writes msgpack; use JSON Lines
+// for such data.
+//
+// The msgpack decoder is written by hand rather than on the msgpack
+// library (github.com/vmihailenco/msgpack/v5), for speed:
+// BenchmarkMsgpackDecoders decodes a typical update in 41-49 ns, against
+// 460-550 ns for a decoder making the same checks on the library's token
+// API and 700-830 ns for msgpack.Unmarshal into a struct (a progress
+// statement: 78-88 ns, 575-590 ns and 1.25-1.5 µs), so the library would
+// have been most of ingest's time. FuzzMsgpackAgainstLibrary decodes the
+// same bytes both ways and checks that they accept and refuse alike and
+// agree on every message.
 //
 // The write-ahead log uses a third encoding, AppendBinary and ParseBinary:
 // compact msgpack arrays that keep data as its canonical JSON bytes, so it

@@ -32,7 +32,7 @@ const (
 
 // updateFields collects an update's fields.
 // The JSON and msgpack decoders each have their own loop over a message's
-// fields (json.go, json_progress.go, msgpack.go), alike line for line.
+// fields (json_decode.go, msgpack_decode.go), alike line for line.
 // Sharing one loop through an interface over the two decoders made the
 // decoder and its scratch space escape to the heap: measured, the general
 // JSON path went from 0 to 1 allocation per update and from 1 to 3 per

@@ -3,6 +3,7 @@ package cdc
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"reflect"
@@ -270,9 +271,9 @@ func TestAppendMsgpackDecodesWithReferenceLibrary(t *testing.T) {
 		m    Message
 		want any
 	}{
-		{update(`{"b":[1,-2,1.5,"x\n",null,true],"a":18446744073709551615,"c":-0,"d":1e400}`, 7, -300),
+		{update(`{"b":[1,-2,1.5,"x\n",null,true],"a":18446744073709551615,"c":-0,"d":1e+21}`, 7, -300),
 			map[string]any{"update": map[string]any{
-				"data": map[string]any{"a": uint64(math.MaxUint64), "b": []any{int64(1), int64(-2), 1.5, "x\n", nil, true}, "c": math.Copysign(0, -1), "d": math.Inf(1)},
+				"data": map[string]any{"a": uint64(math.MaxUint64), "b": []any{int64(1), int64(-2), 1.5, "x\n", nil, true}, "c": math.Copysign(0, -1), "d": 1e21},
 				"time": int64(7), "diff": int64(-300)}}},
 		{update(`"k"`, MaxTime, math.MinInt64), map[string]any{"update": map[string]any{"data": "k", "time": uint64(MaxTime), "diff": int64(math.MinInt64)}}},
 		{NewProgress(5, 8, Count{7, 2}), map[string]any{"progress": map[string]any{"lower": int64(5), "upper": int64(8), "counts": []any{map[string]any{"time": int64(7), "count": int64(2)}}}}},
@@ -280,16 +281,112 @@ func TestAppendMsgpackDecodesWithReferenceLibrary(t *testing.T) {
 		{NewFinish(1 << 40), map[string]any{"finish": map[string]any{"time": int64(1 << 40)}}},
 	}
 	for _, tc := range tests {
-		got := loose(t, AppendMsgpack(nil, &tc.m))
+		got := loose(t, msgpackOf(&tc.m))
 		if !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("AppendMsgpack(%v) decodes to\n %#v\nwant\n %#v", tc.m, got, tc.want)
 		}
 	}
 }
 
+func TestAppendMsgpackRefusesDataItCannotCarryExactly(t *testing.T) {
+	for _, tc := range []struct {
+		data string
+		why  string // "" when msgpack carries it exactly
+	}{
+		{`0.1`, ""},
+		{`0.10000000000000000001`, "number 0.10000000000000000001 would be read back as 0.1"},
+		{`1e400`, "number 1e400 is beyond the range of a float64"},
+		{`-1e400`, "number -1e400 is beyond the range of a float64"},
+		{`7.0`, "number 7.0 would be read back as 7"},
+		{`1E2`, "number 1E2 would be read back as 100"},
+		{`1e21`, "number 1e21 would be read back as 1e+21"},
+		{`1e+21`, ""},
+		{`1.5`, ""},
+		{`-0`, ""},
+		{`18446744073709551615`, ""},
+		{`18446744073709551616`, "number 18446744073709551616 would be read back as 1.8446744073709552e+19"},
+		{`-9223372036854775808`, ""},
+		{`-9223372036854775809`, "would be read back as -9.223372036854776e+18"},
+		{`{"a":["x",{"b":2.50}]}`, "number 2.50 would be read back as 2.5"},
+		{`"1e400"`, ""}, // a string, not a number
+	} {
+		t.Run(tc.data, func(t *testing.T) {
+			m := update(tc.data, 7, 1)
+			b, err := AppendMsgpack([]byte("prefix"), &m)
+			if cerr := CheckMsgpack(&m); fmt.Sprint(cerr) != fmt.Sprint(err) {
+				t.Errorf("CheckMsgpack says %v, AppendMsgpack %v", cerr, err)
+			}
+			if tc.why == "" {
+				var again Message
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := ParseMsgpack(b[len("prefix"):], &again); err != nil || !sameMessage(m, again) {
+					t.Fatalf("round trip gives %v, %v", again, err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrMsgpackInexact) {
+				t.Fatalf("error %v, want ErrMsgpackInexact", err)
+			}
+			for _, want := range []string{tc.why, "update(" + tc.data, "t=7", "JSON Lines"} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not say %q", err, want)
+				}
+			}
+			if string(b) != "prefix" {
+				t.Errorf("dst changed to % x", b)
+			}
+		})
+	}
+}
+
+// Two data that JSON keeps apart must not become one update in msgpack:
+// the output would then hold a time with fewer distinct updates than its
+// count says.
+func TestMsgpackWriterRefusesToMergeDistinctData(t *testing.T) {
+	var in Message
+	if err := ParseJSON([]byte(`{"update":{"data":0.10000000000000000001,"time":1,"diff":1}}`), &in); err != nil {
+		t.Fatal(err)
+	}
+	if string(in.Update.Data) == "0.1" {
+		t.Fatal("JSON merges 0.10000000000000000001 with 0.1")
+	}
+	var buf bytes.Buffer
+	w := NewWriter(&buf, Msgpack)
+	ok := update(`0.1`, 1, 1)
+	if err := w.Write(&ok); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(&in); !errors.Is(err, ErrMsgpackInexact) {
+		t.Fatalf("Write(%v) = %v, want ErrMsgpackInexact", in, err)
+	}
+	fin := NewFinish(2)
+	if err := w.Write(&fin); err != nil {
+		t.Fatalf("the writer is not usable after refusing a message: %v", err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if want := append(msgpackOf(&ok), msgpackOf(&fin)...); !bytes.Equal(buf.Bytes(), want) {
+		t.Errorf("wrote % x, want % x", buf.Bytes(), want)
+	}
+}
+
+// The write-ahead log's encoding keeps such data exactly.
+func TestBinaryKeepsDataMsgpackCannotCarry(t *testing.T) {
+	for _, data := range []string{`0.10000000000000000001`, `1e400`, `7.0`, `{"a":[1E2,-0.0]}`} {
+		m := update(data, 3, -1)
+		var again Message
+		if _, err := ParseBinary(AppendBinary(nil, &m), &again); err != nil || !sameMessage(m, again) {
+			t.Errorf("binary round trip of %s gives %v, %v", data, again, err)
+		}
+	}
+}
+
 func TestAppendMsgpackWritesKeysInCanonicalOrder(t *testing.T) {
 	m := update(`{"a":1,"b":{"x":1,"y":2},"é":3}`, 1, 1)
-	b := AppendMsgpack(nil, &m)
+	b := msgpackOf(&m)
 	var again Message
 	if _, err := ParseMsgpack(b, &again); err != nil {
 		t.Fatal(err)
@@ -314,7 +411,7 @@ func TestAppendMsgpackLongContainersAndStrings(t *testing.T) {
 	sb.WriteString("}")
 	for _, data := range []string{long, sb.String(), `"` + strings.Repeat("x", 70000) + `"`} {
 		m := update(data, 1, 1)
-		b := AppendMsgpack(nil, &m)
+		b := msgpackOf(&m)
 		loose(t, b) // decodes
 		var again Message
 		if _, err := ParseMsgpack(b, &again); err != nil {
@@ -338,7 +435,7 @@ func TestMsgpackRoundTripKeepsMessages(t *testing.T) {
 	}
 	var buf []byte
 	for i := range msgs {
-		buf = AppendMsgpack(buf, &msgs[i])
+		buf = appendMsgpackOf(buf, &msgs[i])
 	}
 	for i := range msgs {
 		var m Message
@@ -385,7 +482,7 @@ func TestMsgpackFastPathTakesWhatAppendMsgpackWrites(t *testing.T) {
 		NewProgress(0, 1),
 	}
 	for _, m := range msgs {
-		b := AppendMsgpack(nil, &m)
+		b := msgpackOf(&m)
 		var got Message
 		n, ok := fastMsgpack(b, &got, nil, nil)
 		if !ok || n != len(b) || !sameMessage(got, m) {
@@ -394,7 +491,7 @@ func TestMsgpackFastPathTakesWhatAppendMsgpackWrites(t *testing.T) {
 	}
 	for _, m := range []Message{NewUpdate([]byte(`{"id":1}`), 1, 1), NewUpdate([]byte(`"é"`), 1, 1), {Kind: KindProgress, Progress: Progress{Lower: 3, Unbounded: true}}} {
 		var got Message
-		if _, ok := fastMsgpack(AppendMsgpack(nil, &m), &got, nil, nil); ok {
+		if _, ok := fastMsgpack(msgpackOf(&m), &got, nil, nil); ok {
 			t.Errorf("%v: the fast path should leave it to the general decoder", m)
 		}
 	}

@@ -296,7 +296,7 @@ func TestPropertyMessagesRoundTripThroughEveryCodec(t *testing.T) {
 		if !parseJSONFast(AppendJSON(nil, &m), &got, nil) {
 			t.Fatalf("the fast path refuses cdclog's own %s", AppendJSON(nil, &m))
 		}
-		if _, err := ParseMsgpack(AppendMsgpack(nil, &m), &got); err != nil || !sameMessage(m, got) {
+		if _, err := ParseMsgpack(msgpackOf(&m), &got); err != nil || !sameMessage(m, got) {
 			t.Fatalf("msgpack: %v became %v (%v)", m, got, err)
 		}
 		if _, err := ParseBinary(AppendBinary(nil, &m), &got); err != nil || !sameMessage(m, got) {

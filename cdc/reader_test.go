@@ -231,7 +231,7 @@ func TestReaderMessagesStayValidAcrossChunks(t *testing.T) {
 				in = fmt.Appendf(in, `{"update":{"diff":1, "time":%d, "data":"k%d"}}`+"\n", i, i)
 				continue
 			}
-			in = AppendMessage(in, f, &want[i])
+			in = appendMessageOf(in, f, &want[i])
 		}
 		for name, wrap := range readers {
 			r := NewReader(wrap(bytes.NewReader(in)), f, "s")
@@ -287,7 +287,7 @@ func TestReaderPassesReadErrorsThrough(t *testing.T) {
 		src := in
 		if f == Msgpack {
 			m := NewFinish(2)
-			src = io.MultiReader(bytes.NewReader(AppendMsgpack(nil, &m)), bytes.NewReader([]byte{0x81}), iotest.ErrReader(boom))
+			src = io.MultiReader(bytes.NewReader(msgpackOf(&m)), bytes.NewReader([]byte{0x81}), iotest.ErrReader(boom))
 		}
 		r := NewReader(src, f, "s")
 		var m Message
@@ -306,7 +306,7 @@ func msgpackStream(t *testing.T, parts ...any) []byte {
 	for _, p := range parts {
 		switch p := p.(type) {
 		case Message:
-			b = AppendMsgpack(b, &p)
+			b = appendMsgpackOf(b, &p)
 		case []byte:
 			b = append(b, p...)
 		default:
@@ -318,7 +318,7 @@ func msgpackStream(t *testing.T, parts ...any) []byte {
 
 func TestReaderMsgpackPositionsAndRecovery(t *testing.T) {
 	good := NewFinish(2)
-	gb := AppendMsgpack(nil, &good)
+	gb := msgpackOf(&good)
 	g := int64(len(gb))
 	wrongShape := mp(t, obj{{"finish", obj{{"time", -1}}}})
 	w := int64(len(wrongShape))
@@ -374,7 +374,7 @@ func TestReaderMsgpackTooLargeIsFatal(t *testing.T) {
 func TestReaderMsgpackResume(t *testing.T) {
 	a, b := NewFinish(1), NewFinish(2)
 	in := msgpackStream(t, a, b)
-	n := len(AppendMsgpack(nil, &a))
+	n := len(msgpackOf(&a))
 	r := NewReader(bytes.NewReader(in[n:]), Msgpack, "s")
 	r.Resume(int64(n), 0)
 	var m Message
@@ -391,7 +391,7 @@ func TestReaderMsgpackLargeMessageArrivingSlowly(t *testing.T) {
 		items[i] = i % 100
 	}
 	in := mp(t, obj{{"update", obj{{"data", items}, {"time", 1}, {"diff", 1}}}})
-	in = append(in, AppendMsgpack(nil, &Message{Kind: KindFinish})...)
+	in = append(in, msgpackOf(&Message{Kind: KindFinish})...)
 	r := NewReader(iotest.OneByteReader(bytes.NewReader(in)), Msgpack, "s")
 	var m Message
 	if err := r.Next(&m); err != nil || m.Kind != KindUpdate {
@@ -462,10 +462,10 @@ func TestWriterErrorIsSticky(t *testing.T) {
 
 func TestAppendMessageAddsNewlineForJSONL(t *testing.T) {
 	m := NewFinish(1)
-	if got := string(AppendMessage(nil, JSONL, &m)); got != `{"finish":{"time":1}}`+"\n" {
-		t.Errorf("JSONL: %q", got)
+	if got, err := AppendMessage(nil, JSONL, &m); string(got) != `{"finish":{"time":1}}`+"\n" || err != nil {
+		t.Errorf("JSONL: %q, %v", got, err)
 	}
-	if got := AppendMessage(nil, Msgpack, &m); !bytes.Equal(got, AppendMsgpack(nil, &m)) {
-		t.Errorf("msgpack: % x", got)
+	if got, err := AppendMessage(nil, Msgpack, &m); !bytes.Equal(got, msgpackOf(&m)) || err != nil {
+		t.Errorf("msgpack: % x, %v", got, err)
 	}
 }

@@ -6,19 +6,22 @@ import (
 )
 
 // AppendMessage appends m in format f: JSON Lines (AppendJSON and a '\n')
-// or msgpack (AppendMsgpack).
-func AppendMessage(dst []byte, f Format, m *Message) []byte {
+// or msgpack (AppendMsgpack, which refuses data it cannot carry exactly,
+// leaving dst unchanged; JSON Lines never fails).
+func AppendMessage(dst []byte, f Format, m *Message) ([]byte, error) {
 	if f == Msgpack {
 		return AppendMsgpack(dst, m)
 	}
-	return append(AppendJSON(dst, m), '\n')
+	return append(AppendJSON(dst, m), '\n'), nil
 }
 
 // writerBufferSize is how much a Writer buffers before writing.
 const writerBufferSize = 64 << 10
 
 // Writer writes messages to a stream in one Format, buffered. After a write
-// error every later call returns that error.
+// error every later call returns that error; a message its format cannot
+// carry (see AppendMsgpack) is refused with an error and not written, and
+// the Writer stays usable.
 type Writer struct {
 	w      io.Writer
 	format Format
@@ -40,7 +43,10 @@ func (w *Writer) Write(m *Message) error {
 	if w.format != JSONL && w.format != Msgpack {
 		return fmt.Errorf("cdc: writer for unknown format %v", w.format)
 	}
-	w.buf = AppendMessage(w.buf, w.format, m)
+	var err error
+	if w.buf, err = AppendMessage(w.buf, w.format, m); err != nil {
+		return err
+	}
 	if len(w.buf) >= writerBufferSize {
 		return w.Flush()
 	}

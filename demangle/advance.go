@@ -8,7 +8,8 @@ import (
 
 // advance moves the frontier as far as the held state allows, appending the
 // completed times' updates and one progress statement for the whole step to
-// out, then forgets everything below the new frontier.
+// out (several consecutive ones where one would be too long, see
+// stepSplit), then forgets everything below the new frontier.
 func (r *Receiver) advance(out []cdc.Message) []cdc.Message {
 	if r.done {
 		return out
@@ -17,6 +18,7 @@ func (r *Receiver) advance(out []cdc.Message) []cdc.Message {
 	// The step's counts are appended to the count slab, which is only
 	// ever appended to: they stay valid in the emitted statement.
 	start := len(r.countSlab)
+	split := stepSplit{limit: r.messageLimit(), lower: old}
 	for !r.done {
 		i, ok := r.cover.find(r.frontier)
 		if !ok {
@@ -26,8 +28,15 @@ func (r *Receiver) advance(out []cdc.Message) []cdc.Message {
 			if uint64(len(ts.updates)) < ts.count {
 				break
 			}
+			c := cdc.Count{Time: r.frontier, Count: ts.count}
+			if split.full(r.countSlab[start:], c) {
+				out = r.release(out, split.lower, c.Time, false, r.stepCounts(start))
+				split.restart(c.Time)
+				start = len(r.countSlab)
+			}
 			out = ts.emit(out, r.frontier)
-			start = r.keepCount(start, cdc.Count{Time: r.frontier, Count: ts.count})
+			start = r.keepCount(start, c)
+			split.added(c)
 			r.forget(r.frontier)
 			r.step(r.frontier)
 			continue
@@ -45,19 +54,29 @@ func (r *Receiver) advance(out []cdc.Message) []cdc.Message {
 	if r.frontier == old && !r.done {
 		return out
 	}
-	var counts []cdc.Count
+	out = r.release(out, split.lower, r.frontier, r.done, r.stepCounts(start))
+	r.trim()
+	return out
+}
+
+// stepCounts returns the counts kept since start, or nil.
+func (r *Receiver) stepCounts(start int) []cdc.Count {
 	if n := len(r.countSlab); n > start {
-		counts = r.countSlab[start:n:n]
+		return r.countSlab[start:n:n]
 	}
+	return nil
+}
+
+// release appends the progress statement [lower, upper) (unbounded when
+// done) with counts, and counts what it releases.
+func (r *Receiver) release(out []cdc.Message, lower, upper uint64, done bool, counts []cdc.Count) []cdc.Message {
 	r.stats.EmittedTimes += uint64(len(counts))
 	for _, c := range counts {
 		r.stats.EmittedUpdates += c.Count
 	}
-	out = append(out, cdc.Message{Kind: cdc.KindProgress, Progress: cdc.Progress{
-		Lower: old, Upper: r.frontier, Unbounded: r.done, Counts: counts,
+	return append(out, cdc.Message{Kind: cdc.KindProgress, Progress: cdc.Progress{
+		Lower: lower, Upper: upper, Unbounded: done, Counts: counts,
 	}})
-	r.trim()
-	return out
 }
 
 // countBlock is how many counts a block of the count slab holds.

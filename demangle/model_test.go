@@ -280,3 +280,32 @@ func TestSnapshotRestoreAnywhereGivesTheSameOutput(t *testing.T) {
 		}
 	})
 }
+
+// A regression that TestCleanOutputCarriesExactlyTheInputWhateverTheMangling
+// once found (its rapid fail file, from rapid v0.4): with one of time 4's
+// two updates withheld and overlapping statements covering 0 to 4, a
+// receiver released time 4 with one update under count 2. The frontier
+// must stop at 4. testdata/receiver/coverage has the same script.
+func TestTimeWithAWithheldUpdateStaysPending(t *testing.T) {
+	msgs := []cdc.Message{
+		upd(`{"k":1}`, 4, -7),
+		prog(0, 3),
+		prog(2, 5, 4, 2),
+	}
+	for _, order := range [][]int{{0, 1, 2}, {2, 1, 0}, {1, 0, 2}, {1, 2, 0}} {
+		r := New(0)
+		var out []cdc.Message
+		for _, i := range order {
+			var err error
+			if out, _, err = r.Push(out, &msgs[i], cdc.Pos{Line: int64(i + 1)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if f, _ := r.Frontier(); f != 4 || len(updatesOnly(out)) != 0 {
+			t.Errorf("order %v: frontier %d, output %s; want frontier 4 and no update released", order, f, render(out))
+		}
+		if s := r.Stuck(); !s.Covered || s.Held != 1 || s.Expected != 2 {
+			t.Errorf("order %v: stuck %v", order, s)
+		}
+	}
+}

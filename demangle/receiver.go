@@ -66,6 +66,9 @@ type Receiver struct {
 	countSlab []cdc.Count
 
 	stats Stats
+	// maxMessage, when set, replaces cdc.MaxMessageSize as the size an
+	// emitted statement may not exceed (tests lower it).
+	maxMessage int
 }
 
 // maxFree bounds the reusable time states kept.

@@ -139,7 +139,7 @@ func (p *Processor) apply(w *work) {
 			var o demangle.Outcome
 			var err error
 			before := len(out)
-			out, o, err = p.recv.Push(out, m, at)
+			out, o, err = p.push(out, m, at)
 			if err != nil {
 				if p.opts.OnError == cdc.Fail {
 					w.errs[i] = err
@@ -181,6 +181,19 @@ func (p *Processor) apply(w *work) {
 	p.cp.NextBatch++
 	w.cp = p.cp.clone()
 	w.status = captureReceiver(p.recv)
+}
+
+// push runs m through the receiver. When an output is written as msgpack,
+// it first refuses an update whose data msgpack cannot carry exactly
+// (cdc.ErrMsgpackInexact), like a message that breaks the protocol: once
+// accepted, its release could not be written.
+func (p *Processor) push(out []cdc.Message, m *cdc.Message, at cdc.Pos) ([]cdc.Message, demangle.Outcome, error) {
+	if p.msgpackOut && m.Kind == cdc.KindUpdate {
+		if err := cdc.CheckMsgpack(m); err != nil {
+			return out, 0, fmt.Errorf("%s: %w", at, err)
+		}
+	}
+	return p.recv.Push(out, m, at)
 }
 
 // setAside applies policy Skip or Quarantine to a rejected message.

@@ -77,7 +77,7 @@ func TestConcurrentProducersAndConsumersSeeEveryRecordOnce(t *testing.T) {
 			if r.Seq != uint64(i+1) {
 				t.Fatalf("consumer %d: record %d has seq %d", c, i, r.Seq)
 			}
-			got = cdc.AppendMessage(got, cdc.JSONL, &r.Msg)
+			got = append(cdc.AppendJSON(got, &r.Msg), '\n')
 		}
 		if string(got) != string(want) {
 			t.Fatalf("consumer %d saw %d bytes, the log holds %d", c, len(got), len(want))

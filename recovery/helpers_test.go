@@ -67,7 +67,7 @@ func inMemory(t testing.TB, msgs []cdc.Message) []byte {
 	}
 	var b []byte
 	for i := range out {
-		b = cdc.AppendMessage(b, cdc.JSONL, &out[i])
+		b = append(cdc.AppendJSON(b, &out[i]), '\n')
 	}
 	return b
 }
@@ -106,7 +106,7 @@ func storedOutput(t testing.TB, path string) []byte {
 	}
 	defer r.Close()
 	var b []byte
-	if err := r.Records(1, func(rec *Record) error { b = cdc.AppendMessage(b, cdc.JSONL, &rec.Msg); return nil }); err != nil {
+	if err := r.Records(1, func(rec *Record) error { b = append(cdc.AppendJSON(b, &rec.Msg), '\n'); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	return b

@@ -22,7 +22,7 @@ func TestRederiveReproducesTheStoredOutput(t *testing.T) {
 	}
 	defer r.Close()
 	var derived []byte
-	if err := r.Rederive(func(m *cdc.Message) error { derived = cdc.AppendMessage(derived, cdc.JSONL, m); return nil }); err != nil {
+	if err := r.Rederive(func(m *cdc.Message) error { derived = append(cdc.AppendJSON(derived, m), '\n'); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if string(derived) != string(storedOutput(t, path)) {

@@ -26,8 +26,11 @@ func (p *Processor) prepareLoop(sink *sinkWriter) {
 	for w := range p.prepared {
 		if p.failure() == nil {
 			p.encodeWAL(w)
-			p.render(w)
-			w.sinkDone = sink.write(w.sinkBytes)
+			if err := p.render(w); err != nil {
+				p.fail(err) // the batch does not commit
+			} else {
+				w.sinkDone = sink.write(w.sinkBytes)
+			}
 		}
 		p.commits <- w
 	}
@@ -43,18 +46,27 @@ func (p *Processor) encodeWAL(w *work) {
 	}
 }
 
-// render encodes the batch's output for the output log and the sinks.
-func (p *Processor) render(w *work) {
+// render encodes the batch's output for the output log and the sinks. It
+// fails only when a msgpack output cannot carry a record exactly (see
+// cdc.ErrMsgpackInexact): push refuses such input, so only data accepted
+// by an earlier run without msgpack output can get here.
+func (p *Processor) render(w *work) error {
+	first := w.cp.NextOutput - uint64(len(w.out))
 	for i := range w.out {
 		m := &w.out[i]
 		w.output.add(m)
+		var err error
 		if p.opts.Sink != nil {
-			w.sinkBytes = cdc.AppendMessage(w.sinkBytes, p.opts.SinkFormat, m)
+			w.sinkBytes, err = cdc.AppendMessage(w.sinkBytes, p.opts.SinkFormat, m)
 		}
-		if p.opts.Live != nil {
-			w.liveBytes = cdc.AppendMessage(w.liveBytes, p.opts.LiveFormat, m)
+		if p.opts.Live != nil && err == nil {
+			w.liveBytes, err = cdc.AppendMessage(w.liveBytes, p.opts.LiveFormat, m)
+		}
+		if err != nil {
+			return fmt.Errorf("output record %d: %w", first+uint64(i), err)
 		}
 	}
+	return nil
 }
 
 // sinkWriter writes and fsyncs output bytes on its own goroutine, in the

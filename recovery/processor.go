@@ -23,6 +23,9 @@ type Processor struct {
 	// Owned by the apply goroutine once started.
 	recv *demangle.Receiver
 	cp   checkpoint
+	// msgpackOut is set when an output is written as msgpack, which
+	// cannot carry every data exactly (see push).
+	msgpackOut bool
 
 	requests chan *request
 	prepared chan *work // from the apply to the prepare goroutine
@@ -86,6 +89,7 @@ func start(db *store.DB, o Options) (*Processor, error) {
 		done:     make(chan struct{}),
 		notify:   make(chan struct{}),
 	}
+	p.msgpackOut = o.Sink != nil && o.SinkFormat == cdc.Msgpack || o.Live != nil && o.LiveFormat == cdc.Msgpack
 	if o.Sink != nil {
 		if err := p.recoverSink(); err != nil {
 			return nil, err

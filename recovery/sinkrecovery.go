@@ -68,7 +68,10 @@ func (p *Processor) catchUpSink() error {
 			if seq >= p.cp.NextOutput {
 				return false, nil
 			}
-			buf = cdc.AppendMessage(buf, p.opts.SinkFormat, m)
+			var err error
+			if buf, err = cdc.AppendMessage(buf, p.opts.SinkFormat, m); err != nil {
+				return false, fmt.Errorf("output record %d: %w", seq, err)
+			}
 			cs.Next = seq + 1
 			if len(buf) >= 1<<20 {
 				return true, flush()

@@ -25,8 +25,9 @@ finish (from 0 for the first).
 
 Stops with exit code 1, naming file and line: malformed input, a progress
 statement (the input is already a CDC stream), an update or finish at a time
-an earlier finish closed (naming that finish too), a sum of diffs beyond 64
-bits. What was converted before is written.
+an earlier finish closed (naming that finish too), a finish whose times hold
+a sum of diffs beyond 64 bits (sums are exact, so the order of the diffs does
+not matter). What was converted before is written.
 
 Updates of times that no finish closes are written at the end without
 progress, with a warning on stderr: a receiver will never see those times
@@ -90,7 +91,10 @@ func convertAll(conv *streamgen.Converter, r *cdc.Reader, w *cdc.Writer) error {
 // flushConverter writes the updates that no finish closed, warning about
 // them.
 func flushConverter(e *env, conv *streamgen.Converter, w *cdc.Writer) error {
-	rest, unfinished := conv.Flush()
+	rest, unfinished, err := conv.Flush()
+	if err != nil {
+		return withCode(exitFailure, err)
+	}
 	if unfinished > 0 {
 		e.log.Warn("input ended before a finish for every time it touched: updates written without progress",
 			"updates", unfinished, "from_time", rest[0].Update.Time)

@@ -116,3 +116,23 @@ func TestConvertMsgpackInput(t *testing.T) {
 		t.Error("msgpack output differs from JSON Lines output")
 	}
 }
+
+// Issue 12.15: what counts is the sum of the diffs, whatever their order;
+// only a sum beyond 64 bits stops convert, at the finish that would write
+// it, naming the line.
+func TestConvertSumsDiffsInAnyOrder(t *testing.T) {
+	up := func(d string) string { return `{"update":{"data":"a","time":0,"diff":` + d + `}}` + "\n" }
+	fin := `{"finish":{"time":0}}` + "\n"
+	const max = "9223372036854775807"
+	want := `{"update":{"data":"a","time":0,"diff":` + max + `}}` + "\n" +
+		`{"progress":{"lower":0,"upper":1,"counts":[{"time":0,"count":1}]}}` + "\n"
+	for _, in := range []string{up(max) + up("1") + up("-1") + fin, up("-1") + up(max) + up("1") + fin} {
+		if got := mustRun(t, in, "convert"); got != want {
+			t.Errorf("convert of\n%s gives\n%s", in, got)
+		}
+	}
+	code, _, stderr := runCLI(t, up(max)+up("1")+fin, "convert")
+	if code != exitFailure || !strings.Contains(stderr, "stdin:3") || !strings.Contains(stderr, "9223372036854775808") {
+		t.Errorf("exit %d, stderr %q; want 1 naming stdin:3 and the sum", code, stderr)
+	}
+}

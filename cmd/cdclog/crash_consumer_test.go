@@ -99,7 +99,7 @@ func runConsumerChild() (int, error) {
 		}
 		line = strconv.AppendUint(line[:0], rec.Seq, 10)
 		line = append(line, '\t')
-		line = cdc.AppendMessage(line, cdc.JSONL, &rec.Msg)
+		line = append(cdc.AppendJSON(line, &rec.Msg), '\n')
 		if _, err := f.Write(line); err != nil { // handle,
 			return 1, err
 		}

@@ -382,7 +382,9 @@ func reencode(t testing.TB, b []byte, from, to cdc.Format) []byte {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out = cdc.AppendMessage(out, to, &m)
+		if out, err = cdc.AppendMessage(out, to, &m); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

@@ -151,8 +151,9 @@ func storedOutput(t testing.TB, path string, f cdc.Format) []byte {
 	defer r.Close()
 	var b []byte
 	err = r.Records(1, func(rec *recovery.Record) error {
-		b = cdc.AppendMessage(b, f, &rec.Msg)
-		return nil
+		var err error
+		b, err = cdc.AppendMessage(b, f, &rec.Msg)
+		return err
 	})
 	if err != nil {
 		t.Fatalf("read the output log of %s: %v", path, err)

@@ -3,6 +3,8 @@ package streamgen
 import (
 	"fmt"
 	"maps"
+	"math/big"
+	"math/bits"
 	"slices"
 	"strconv"
 
@@ -21,15 +23,18 @@ import (
 // unbounded upper when t is cdc.MaxTime). Updates at times after t stay
 // buffered for a later finish.
 //
+// Sums are exact whatever the order of the diffs (see diffSum): only a
+// consolidated sum beyond int64 is an error, when its time is emitted.
+//
 // Rejected, with a *ConvertError: a progress statement (the input is a CDC
 // stream, not a naive one), an update or finish at a time that an earlier
-// finish already closed, a diff sum that overflows int64, and a message
-// that fails cdc.Message.Validate. A rejected message leaves the Converter
-// unchanged.
+// finish already closed, a finish that would emit a sum of diffs beyond
+// int64, and a message that fails cdc.Message.Validate. A rejected message
+// leaves the Converter unchanged.
 type Converter struct {
-	pending  map[uint64]map[string]int64 // time -> data -> sum of diffs
-	finished bool                        // a finish has been seen
-	last     cdc.Message                 // the latest finish
+	pending  map[uint64]map[string]diffSum // time -> data -> sum of diffs
+	finished bool                          // a finish has been seen
+	last     cdc.Message                   // the latest finish
 	lastAt   cdc.Pos
 	index    int64 // messages pushed so far
 	stats    ConvertStats
@@ -61,6 +66,9 @@ func (e *ConvertError) Error() string {
 	if e.At == (cdc.Pos{}) {
 		where = "message " + strconv.FormatInt(e.Index+1, 10)
 	}
+	if e.Msg.Kind == 0 { // from Flush: no message
+		return "at the end of the input: " + e.Reason
+	}
 	return fmt.Sprintf("%s: %s: %s", where, e.Msg, e.Reason)
 }
 
@@ -86,6 +94,9 @@ func (c *Converter) Push(m cdc.Message, at cdc.Pos) ([]cdc.Message, error) {
 	case cdc.KindFinish:
 		if c.closed(m.Finish.Time) {
 			return nil, fail("time %d was already finished by %s", m.Finish.Time, c.earlier())
+		}
+		if reason := c.overflow(c.bufferedTimes(m.Finish.Time)); reason != "" {
+			return nil, fail("%s", reason)
 		}
 		return c.finish(m, at), nil
 	case cdc.KindProgress:
@@ -115,25 +126,35 @@ func (c *Converter) add(u cdc.Update, fail func(string, ...any) error) error {
 			u.Time, c.earlier(), c.last.Finish.Time)
 	}
 	sums := c.pending[u.Time]
-	old := sums[string(u.Data)]
-	sum := old + u.Diff
-	if (u.Diff > 0) != (sum > old) {
-		return fail("the diffs of %s at time %d overflow a 64-bit integer", u.Data, u.Time)
-	}
 	if sums == nil {
 		if c.pending == nil {
-			c.pending = make(map[uint64]map[string]int64)
+			c.pending = make(map[uint64]map[string]diffSum)
 		}
-		sums = make(map[string]int64)
+		sums = make(map[string]diffSum)
 		c.pending[u.Time] = sums
 	}
-	if sum == 0 {
+	sum := sums[string(u.Data)]
+	sum.add(u.Diff)
+	if sum.isZero() {
 		delete(sums, string(u.Data))
 	} else {
 		sums[string(u.Data)] = sum
 	}
 	c.stats.UpdatesIn++
 	return nil
+}
+
+// overflow says which consolidated sum of the given times does not fit an
+// int64, or returns "".
+func (c *Converter) overflow(times []uint64) string {
+	for _, t := range times {
+		for _, data := range slices.Sorted(maps.Keys(c.pending[t])) {
+			if s := c.pending[t][data]; !s.fits() {
+				return fmt.Sprintf("the diffs of %s at time %d sum to %s, beyond a 64-bit integer", data, t, s)
+			}
+		}
+	}
+	return ""
 }
 
 // finish emits the buffered times up to the finish's time and a progress
@@ -179,7 +200,7 @@ func (c *Converter) bufferedTimes(t uint64) []uint64 {
 func (c *Converter) emitTime(out []cdc.Message, t uint64) []cdc.Message {
 	sums := c.pending[t]
 	for _, data := range slices.Sorted(maps.Keys(sums)) {
-		out = append(out, cdc.NewUpdate([]byte(data), t, sums[data]))
+		out = append(out, cdc.NewUpdate([]byte(data), t, sums[data].int64()))
 	}
 	delete(c.pending, t)
 	c.stats.UpdatesOut += uint64(len(sums))
@@ -190,11 +211,46 @@ func (c *Converter) emitTime(out []cdc.Message, t uint64) []cdc.Message {
 // updates of times that no finish has closed, forgets them, and returns how
 // many it emitted: a non-zero count means the naive stream ended before
 // finishing every time it touched, and a receiver will never see those
-// times complete. The Converter stays usable.
-func (c *Converter) Flush() (out []cdc.Message, unfinished int) {
+// times complete. A sum of diffs beyond int64 among them is a
+// *ConvertError, and then nothing is emitted or forgotten. The Converter
+// stays usable.
+func (c *Converter) Flush() (out []cdc.Message, unfinished int, err error) {
 	times := slices.Sorted(maps.Keys(c.pending))
+	if reason := c.overflow(times); reason != "" {
+		return nil, 0, &ConvertError{Index: c.index, Reason: reason}
+	}
 	for _, t := range times {
 		out = c.emitTime(out, t)
 	}
-	return out, len(out)
+	return out, len(out), nil
+}
+
+// diffSum is an exact sum of int64 diffs, as a two's-complement 128-bit
+// integer: adding 2^63 diffs of the largest magnitude still fits, so a sum
+// never overflows, and the order of the diffs cannot matter (with an int64
+// sum, [2^63-1, +1, -1] overflowed where [-1, 2^63-1, +1] did not).
+type diffSum struct {
+	hi int64
+	lo uint64
+}
+
+func (s *diffSum) add(d int64) {
+	lo, carry := bits.Add64(s.lo, uint64(d), 0)
+	s.hi += d>>63 + int64(carry) // d>>63 sign-extends d to 128 bits
+	s.lo = lo
+}
+
+func (s diffSum) isZero() bool { return s.hi == 0 && s.lo == 0 }
+
+// fits reports whether the sum is an int64.
+func (s diffSum) fits() bool { return s.hi == int64(s.lo)>>63 }
+
+// int64 returns the sum, which must fit.
+func (s diffSum) int64() int64 { return int64(s.lo) }
+
+// String returns the sum in decimal.
+func (s diffSum) String() string {
+	v := new(big.Int).SetInt64(s.hi)
+	v.Lsh(v, 64)
+	return v.Add(v, new(big.Int).SetUint64(s.lo)).String()
 }

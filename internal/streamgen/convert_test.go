@@ -23,8 +23,8 @@ func convertAll(msgs []cdc.Message) (out []cdc.Message, unfinished int, err erro
 		}
 		out = append(out, emitted...)
 	}
-	rest, unfinished := c.Flush()
-	return append(out, rest...), unfinished, nil
+	rest, unfinished, err := c.Flush()
+	return append(out, rest...), unfinished, err
 }
 
 // modelConvert is the simple model of Converter on a valid naive stream:
@@ -157,7 +157,10 @@ func TestConverterRejectsAndStaysUnchanged(t *testing.T) {
 				last, finished = m.Finish.Time, true
 			}
 		}
-		rest, _ := c.Flush()
+		rest, _, err := c.Flush()
+		if err != nil {
+			t.Fatal(err)
+		}
 		got = append(got, rest...)
 		if want := modelConvert(valid); !slices.Equal(renderAll(got), renderAll(want)) {
 			t.Fatalf("rejected messages changed the output")
@@ -208,20 +211,76 @@ func TestConverterErrorWithoutPositionCountsMessages(t *testing.T) {
 	}
 }
 
-func TestConverterRejectsDiffSumOverflow(t *testing.T) {
-	for _, diffs := range [][2]int64{{math.MaxInt64, 1}, {math.MinInt64, -1}} {
-		var c Converter
-		if _, err := c.Push(cdc.NewUpdate([]byte(`"k"`), 0, diffs[0]), cdc.Pos{}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.Push(cdc.NewUpdate([]byte(`"k"`), 0, diffs[1]), cdc.Pos{}); err == nil || !strings.Contains(err.Error(), "overflow") {
-			t.Fatalf("%d + %d: error %v, want overflow", diffs[0], diffs[1], err)
-		}
-		out, _ := c.Push(cdc.NewFinish(0), cdc.Pos{})
-		if len(out) != 2 || out[0].Update.Diff != diffs[0] {
-			t.Fatalf("after the overflow, finish emits %v", out)
+// The sum of a (data, time)'s diffs is what matters, not the order in
+// which they come: the consolidation is exact, and only a consolidated
+// sum beyond int64 is refused, by the finish that would emit it.
+func TestConverterSumsDiffsExactlyInAnyOrder(t *testing.T) {
+	const maxI, minI = math.MaxInt64, math.MinInt64
+	for _, tc := range []struct {
+		diffs []int64
+		want  int64 // 0: the sum does not fit, the finish fails
+		sum   string
+	}{
+		{[]int64{maxI, 1, -1}, maxI, ""},
+		{[]int64{-1, maxI, 1}, maxI, ""},
+		{[]int64{1, maxI, -1}, maxI, ""},
+		{[]int64{minI, -1, 1}, minI, ""},
+		{[]int64{maxI, maxI, minI, minI, 5}, 3, ""},
+		{[]int64{maxI, maxI, -maxI}, maxI, ""},
+		{[]int64{maxI, 1}, 0, "9223372036854775808"},
+		{[]int64{minI, -1}, 0, "-9223372036854775809"},
+		{[]int64{minI, minI, minI}, 0, "-27670116110564327424"},
+	} {
+		for _, order := range [][]int64{tc.diffs, reversed(tc.diffs)} {
+			var c Converter
+			for _, d := range order {
+				if _, err := c.Push(cdc.NewUpdate([]byte(`"k"`), 0, d), cdc.Pos{}); err != nil {
+					t.Fatalf("%v: update %d refused: %v", order, d, err)
+				}
+			}
+			out, err := c.Push(cdc.NewFinish(0), cdc.Pos{Source: "in", Line: 9})
+			if tc.want != 0 {
+				if err != nil || len(out) != 2 || out[0].Update.Diff != tc.want {
+					t.Errorf("%v: finish gives %v, %v; want diff %d", order, out, err, tc.want)
+				}
+				continue
+			}
+			var ce *ConvertError
+			if !errors.As(err, &ce) || !strings.Contains(err.Error(), "in:9") || !strings.Contains(err.Error(), tc.sum) {
+				t.Errorf("%v: finish gives %v, %v; want an error naming in:9 and the sum %s", order, out, err, tc.sum)
+				continue
+			}
+			// The finish left everything as it was: an update that brings
+			// the sum back into range makes it succeed.
+			back := int64(-1)
+			if tc.diffs[0] < 0 {
+				back = 1
+			}
+			for !c.pending[0][`"k"`].fits() {
+				c.Push(cdc.NewUpdate([]byte(`"k"`), 0, back*maxI), cdc.Pos{})
+			}
+			if _, err := c.Push(cdc.NewFinish(0), cdc.Pos{}); err != nil {
+				t.Errorf("%v: after bringing the sum back: %v", order, err)
+			}
 		}
 	}
+}
+
+func TestConverterFlushRefusesASumBeyondInt64(t *testing.T) {
+	var c Converter
+	for _, d := range []int64{math.MaxInt64, math.MaxInt64} {
+		c.Push(cdc.NewUpdate([]byte(`"k"`), 3, d), cdc.Pos{})
+	}
+	out, n, err := c.Flush()
+	if err == nil || len(out) != 0 || n != 0 || !strings.Contains(err.Error(), "end of the input") || !strings.Contains(err.Error(), "18446744073709551614") {
+		t.Fatalf("Flush = %v, %d, %v", out, n, err)
+	}
+}
+
+func reversed(s []int64) []int64 {
+	r := slices.Clone(s)
+	slices.Reverse(r)
+	return r
 }
 
 func TestConverterFinishAtMaxTimeIsUnbounded(t *testing.T) {
@@ -253,9 +312,9 @@ func TestConverterFlushEmitsUnfinishedUpdatesWithoutProgress(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	out, unfinished := c.Flush()
+	out, unfinished, err := c.Flush()
 	want := []string{`U "a" 3 2`, `U "b" 3 1`}
-	if unfinished != 2 || !slices.Equal(renderAll(out), want) {
+	if err != nil || unfinished != 2 || !slices.Equal(renderAll(out), want) {
 		t.Fatalf("Flush = %v, %d; want %v, 2", renderAll(out), unfinished, want)
 	}
 	if s := c.Stats(); s.UpdatesIn != 4 || s.UpdatesOut != 2 || s.Finishes != 1 {

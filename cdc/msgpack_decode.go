@@ -1,6 +1,11 @@
 package cdc
 
-import "errors"
+import (
+	"errors"
+	"math"
+	"strconv"
+	"unicode/utf8"
+)
 
 // ParseMsgpack decodes one msgpack message from the front of b into *m and
 // returns the number of bytes it took. The message is a map of the same
@@ -405,4 +410,156 @@ func (d *mpDecoder) countUint(k int, field string) (uint64, error) {
 // isTruncated reports whether err says the input ended inside a message.
 func isTruncated(err error) bool {
 	return errors.Is(err, errTruncated)
+}
+
+// Data: native msgpack values converted to canonical JSON.
+
+// data reads a msgpack value and returns its canonical JSON encoding in a
+// fresh buffer.
+func (d *mpDecoder) data() ([]byte, error) {
+	// A string, the most common data, needs no converter state.
+	if c, err := d.peek(); err == nil && (c >= 0xa0 && c <= 0xbf || c >= 0xd9 && c <= 0xdb) {
+		_, n, err := d.header()
+		if err != nil {
+			return nil, err
+		}
+		s, err := d.bytes(n)
+		if err != nil {
+			return nil, err
+		}
+		if !utf8.Valid(s) {
+			return nil, dataError("has a string that is not valid UTF-8")
+		}
+		return d.kept(appendQuoted(d.dataBuf(len(s)+2), s)), nil
+	}
+	// The converter works on a copy of the decoder, so that d itself need
+	// not escape to the heap.
+	var stack [8]member
+	c := mpToJSON{mpDecoder: *d, members: stack[:0]}
+	data, err := c.value(d.dataBuf(64), 0)
+	d.i = c.i
+	return d.kept(data), err
+}
+
+// mpToJSON converts msgpack values to canonical JSON.
+type mpToJSON struct {
+	mpDecoder
+	members []member // a stack: each open map's members
+	sortBuf []byte
+}
+
+func dataError(format string, args ...any) error {
+	return errorf(inUpdate+`"data" `+format, args...)
+}
+
+func (c *mpToJSON) value(dst []byte, depth int) ([]byte, error) {
+	d := &c.mpDecoder
+	start := d.i
+	if n, ok, err := d.number(); err != nil {
+		return dst, err
+	} else if ok {
+		return appendNumJSON(dst, n, d.b[start])
+	}
+	family, n, err := d.header()
+	if err != nil {
+		return dst, err
+	}
+	switch family {
+	case mpMap:
+		return c.object(dst, n, depth+1)
+	case mpArray:
+		return c.array(dst, n, depth+1)
+	case mpStr:
+		s, err := d.bytes(n)
+		if err != nil {
+			return dst, err
+		}
+		if !utf8.Valid(s) {
+			return dst, dataError("has a string that is not valid UTF-8")
+		}
+		return appendQuoted(dst, s), nil
+	case mpBin:
+		return dst, dataError("holds binary data (msgpack bin), which JSON cannot represent")
+	}
+	switch d.b[start] {
+	case 0xc0:
+		return append(dst, "null"...), nil
+	case 0xc2:
+		return append(dst, "false"...), nil
+	case 0xc3:
+		return append(dst, "true"...), nil
+	}
+	d.i = start
+	if d.kind() == "" {
+		return dst, d.malformed(start, "invalid type byte 0x%02x", d.b[start])
+	}
+	return dst, dataError("holds a msgpack extension, which JSON cannot represent")
+}
+
+// appendNumJSON writes a msgpack number (whose type byte is c) as JSON.
+func appendNumJSON(dst []byte, n num, c byte) ([]byte, error) {
+	if !n.float {
+		if n.neg {
+			return strconv.AppendUint(append(dst, '-'), n.mag, 10), nil
+		}
+		return strconv.AppendUint(dst, n.mag, 10), nil
+	}
+	if math.IsNaN(n.f) || math.IsInf(n.f, 0) {
+		return dst, dataError("holds %v, which JSON cannot represent", n.f)
+	}
+	bits := 64
+	if c == 0xca {
+		bits = 32
+	}
+	return strconv.AppendFloat(dst, n.f, 'g', -1, bits), nil
+}
+
+func (c *mpToJSON) array(dst []byte, n, depth int) ([]byte, error) {
+	if depth > MaxDepth {
+		return dst, dataError("is nested deeper than %d levels", MaxDepth)
+	}
+	dst = append(dst, '[')
+	for k := 0; k < n; k++ {
+		if k > 0 {
+			dst = append(dst, ',')
+		}
+		var err error
+		if dst, err = c.value(dst, depth); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, ']'), nil
+}
+
+func (c *mpToJSON) object(dst []byte, n, depth int) ([]byte, error) {
+	if depth > MaxDepth {
+		return dst, dataError("is nested deeper than %d levels", MaxDepth)
+	}
+	dst = append(dst, '{')
+	body := len(dst)
+	base := len(c.members)
+	defer func() { c.members = c.members[:base] }()
+	for k := 0; k < n; k++ {
+		if k > 0 {
+			dst = append(dst, ',')
+		}
+		keyOff := c.i
+		key, err := c.key(inUpdate + `"data" map key `)
+		if err != nil {
+			return dst, err
+		}
+		if !utf8.Valid(key) {
+			return dst, dataError("has a map key that is not valid UTF-8")
+		}
+		start := len(dst)
+		dst = append(appendQuoted(dst, key), ':')
+		if dst, err = c.value(dst, depth); err != nil {
+			return dst, err
+		}
+		c.members = append(c.members, member{key: key, start: start, end: len(dst), srcOff: keyOff})
+	}
+	dst, err := sortMembers(dst, body, c.members[base:], &c.sortBuf, func(m member) error {
+		return dataError("has duplicate map key %q", m.key)
+	})
+	return append(dst, '}'), err
 }

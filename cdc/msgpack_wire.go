@@ -7,7 +7,8 @@ import (
 	"math"
 )
 
-// The msgpack wire primitives shared by the msgpack and binary codecs.
+// The msgpack wire primitives, reading and writing, shared by the msgpack
+// and binary codecs.
 
 // truncatedError reports a msgpack value cut short; it wraps
 // io.ErrUnexpectedEOF so that readers know more input may complete it.
