@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"sync"
 	"testing"
@@ -31,7 +32,7 @@ const (
 // provoke errors on purpose.
 var quiet = func() *slog.Logger {
 	if os.Getenv("CDCLOG_TEST_LOG") != "" {
-		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug - 4}))
 	}
 	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }()
@@ -168,8 +169,74 @@ func (pl *pipeline) waitDone(t *testing.T, p *recovery.Processor, times uint64) 
 	}
 }
 
+// conns tracks the connections each kfake broker accepted, so that a
+// test can cut them when it takes the broker down: kfake's RemoveNode
+// closes the listener only, and a removed broker would go on answering
+// on the connections it had, which a real broker that went down does not.
+type conns struct {
+	mu sync.Mutex
+	by map[string][]net.Conn // by listen address
+}
+
+func (c *conns) listen(network, address string) (net.Listener, error) {
+	ln, err := net.Listen(network, address)
+	if err != nil {
+		return nil, err
+	}
+	return &trackedListener{Listener: ln, c: c}, nil
+}
+
+// cut closes every connection accepted on addr.
+func (c *conns) cut(addr string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, conn := range c.by[addr] {
+		conn.Close()
+	}
+	delete(c.by, addr)
+}
+
+type trackedListener struct {
+	net.Listener
+	c *conns
+}
+
+func (l *trackedListener) Accept() (net.Conn, error) {
+	conn, err := l.Listener.Accept()
+	if err == nil {
+		l.c.mu.Lock()
+		if l.c.by == nil {
+			l.c.by = map[string][]net.Conn{}
+		}
+		addr := l.Addr().String()
+		l.c.by[addr] = append(l.c.by[addr], conn)
+		l.c.mu.Unlock()
+	}
+	return conn, err
+}
+
+// restartBroker takes broker node down, cutting its connections, waits,
+// and brings it back on the same port.
+func restartBroker(t *testing.T, c *kfake.Cluster, tr *conns, node int32, down time.Duration) {
+	t.Helper()
+	addr := c.ListenAddrs()[node]
+	_, port, err := splitPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.RemoveNode(node); err != nil {
+		t.Fatal(err)
+	}
+	tr.cut(addr)
+	time.Sleep(down)
+	if _, _, err := c.AddNode(node, port); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestKafkaToKafkaExactlyOnceThroughLeaderMovesABrokerRestartAndANewPartition(t *testing.T) {
-	c := newKafka(t)
+	tr := &conns{}
+	c := newKafka(t, kfake.ListenFn(tr.listen))
 	const times = 400
 	input := mangled(times, 1)
 	third := len(input) / 3
@@ -190,16 +257,8 @@ func TestKafkaToKafkaExactlyOnceThroughLeaderMovesABrokerRestartAndANewPartition
 	if err := c.MoveTopicPartition(outTopic, 0, 2); err != nil {
 		t.Fatal(err)
 	}
-	addrs := c.ListenAddrs()
-	_, port, _ := splitPort(addrs[1])
-	if err := c.RemoveNode(1); err != nil {
-		t.Fatal(err)
-	}
 	produceKafka(t, c.ListenAddrs(), inTopic, 4, input[third:2*third])
-	time.Sleep(200 * time.Millisecond)
-	if _, _, err := c.AddNode(1, port); err != nil {
-		t.Fatal(err)
-	}
+	restartBroker(t, c, tr, 1, 300*time.Millisecond)
 	c.ShufflePartitionLeaders()
 
 	// A partition is added mid-run: it is read from its start.

@@ -89,12 +89,27 @@ func (c *Config) newClient(extra ...kgo.Opt) (*kgo.Client, error) {
 // slogger passes the client's warnings and errors to slog.
 type slogger struct{ l *slog.Logger }
 
-func (s slogger) Level() kgo.LogLevel { return kgo.LogLevelWarn }
+// The client's info messages (every connection and metadata load) are
+// logged at slog's debug level, its debug messages below that.
+func (s slogger) Level() kgo.LogLevel {
+	switch ctx := context.Background(); {
+	case s.l.Enabled(ctx, slog.LevelDebug-4):
+		return kgo.LogLevelDebug
+	case s.l.Enabled(ctx, slog.LevelDebug):
+		return kgo.LogLevelInfo
+	}
+	return kgo.LogLevelWarn
+}
 
 func (s slogger) Log(level kgo.LogLevel, msg string, keyvals ...any) {
 	l := slog.LevelWarn
-	if level == kgo.LogLevelError {
+	switch level {
+	case kgo.LogLevelError:
 		l = slog.LevelError
+	case kgo.LogLevelInfo:
+		l = slog.LevelDebug
+	case kgo.LogLevelDebug:
+		l = slog.LevelDebug - 4
 	}
 	s.l.Log(context.Background(), l, "kafka client: "+msg, keyvals...)
 }
