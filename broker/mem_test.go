@@ -67,13 +67,14 @@ type memSession struct {
 func (s *memSession) Write(ctx context.Context, recs []Outgoing) error {
 	s.o.mu.Lock()
 	defer s.o.mu.Unlock()
-	if s.epoch != s.o.epoch {
-		return Fatal(fmt.Errorf("%w: epoch %d, output at %d", ErrFenced, s.epoch, s.o.epoch))
-	}
 	var err error
 	after := false
 	if s.o.failWrite != nil {
 		err, after = s.o.failWrite(recs)
+	}
+	// The commit checks the epoch, as a transaction coordinator does.
+	if s.epoch != s.o.epoch {
+		return Fatal(fmt.Errorf("%w: epoch %d, output at %d", ErrFenced, s.epoch, s.o.epoch))
 	}
 	if err != nil && !after {
 		return err
