@@ -166,9 +166,15 @@ func publishNATS(t *testing.T, js njs.JetStream, msgs []cdc.Message) {
 // readNATS reads every message on the output subject.
 func readNATS(t *testing.T, js njs.JetStream) []outRecord {
 	t.Helper()
+	return readSubject(t, js, outStream, outSubject)
+}
+
+// readSubject reads every message of stream on subject.
+func readSubject(t *testing.T, js njs.JetStream, stream, subject string) []outRecord {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	st, err := js.Stream(ctx, outStream)
+	st, err := js.Stream(ctx, stream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,9 +185,12 @@ func readNATS(t *testing.T, js njs.JetStream) []outRecord {
 		if err != nil {
 			t.Fatalf("get %d: %v", seq, err)
 		}
+		if m.Subject != subject {
+			continue
+		}
 		var l broker.Last
 		l.SetHeader(broker.HeaderSeq, []byte(m.Header.Get(broker.HeaderSeq)))
-		out = append(out, outRecord{Seq: l.Seq, DB: m.Header.Get(broker.HeaderDB), Value: m.Data, Where: fmt.Sprintf("%s sequence %d", outStream, seq)})
+		out = append(out, outRecord{Seq: l.Seq, DB: m.Header.Get(broker.HeaderDB), Value: m.Data, Where: fmt.Sprintf("%s sequence %d", stream, seq)})
 	}
 	return out
 }
@@ -349,4 +358,52 @@ func TestJetStreamSecondWriterOnOneSubjectIsRefused(t *testing.T) {
 	cancel()
 	<-errs
 	checkOutput(t, readNATS(t, js), p.OutputEnd(), input)
+}
+
+func TestJetStreamOutputSharingItsStreamWithAnotherSubjectStillGetsEveryRecordOnce(t *testing.T) {
+	c := newNATS(t)
+	_, js := c.js()
+	cfg := njs.StreamConfig{Name: "MIXED", Subjects: []string{"mixed.out", "mixed.noise"}, Replicas: 3, Storage: njs.FileStorage, DenyDelete: true, DenyPurge: true}
+	waitFor(t, 30*time.Second, "stream MIXED", func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, err := js.CreateOrUpdateStream(ctx, cfg)
+		return err == nil
+	})
+	input := mangled(200, 15)
+	p, db := openDB(t, tempDB(t))
+	defer p.Close()
+	if _, err := p.Append(context.Background(), input, nil); err != nil {
+		t.Fatal(err)
+	}
+	// Another program publishes to the stream's other subject meanwhile.
+	stop := make(chan struct{})
+	noise := make(chan int)
+	go func() {
+		n := 0
+		defer func() { noise <- n }()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := js.Publish(context.Background(), "mixed.noise", []byte("noise")); err == nil {
+				n++
+			}
+		}
+	}()
+	out := jetstream.NewOutput(jetstream.OutputOptions{Config: jetstream.Config{Servers: c.addrs(), Logger: quiet}, Stream: "MIXED", Subject: "mixed.out", AckTimeout: 5 * time.Second})
+	fw := broker.NewForwarder(p, out, broker.ForwarderOptions{DatabaseID: db, BatchRecords: 64, RetryMin: 10 * time.Millisecond, RetryMax: 50 * time.Millisecond, Logger: quiet})
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	err := fw.Drain(ctx)
+	close(stop)
+	if n := <-noise; n == 0 {
+		t.Error("no noise was published: the test did not test sharing")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkOutput(t, readSubject(t, js, "MIXED", "mixed.out"), p.OutputEnd(), input)
 }
