@@ -167,10 +167,16 @@ func ingest(ctx context.Context, p *recovery.Processor, src recovery.Source) err
 // waitFor polls cond until it holds or the timeout passes.
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
+	waitForState(t, timeout, what, cond, func() string { return "" })
+}
+
+// waitForState is waitFor, saying state() when it times out.
+func waitForState(t *testing.T, timeout time.Duration, what string, cond func() bool, state func() string) {
+	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+			t.Fatalf("timed out after %v waiting for %s; %s", timeout, what, state())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -240,9 +240,12 @@ func TestJetStreamToJetStreamExactlyOnceWhenTheOutputLeaderIsKilledAndIngestRest
 	c.kill(leader)
 	_, js = c.js()
 	publishNATS(t, js, input[third:2*third])
-	waitFor(t, 60*time.Second, "two thirds ingested and forwarded after the leader was killed", func() bool {
+	waitForState(t, 120*time.Second, "two thirds ingested and forwarded after the leader was killed", func() bool {
 		cur, err := jetstream.DecodeCursor(p.Cursor("nats:" + inStream))
 		return err == nil && cur.Next == uint64(2*third+1) && pl.fw.Lag() == 0
+	}, func() string {
+		cur, err := jetstream.DecodeCursor(p.Cursor("nats:" + inStream))
+		return fmt.Sprintf("cursor %+v (%v), want next %d; output end %d, acked %d", cur, err, 2*third+1, p.OutputEnd(), pl.fw.Acked())
 	})
 	pl.stop(t)
 	if err := p.Close(); err != nil {
@@ -255,7 +258,7 @@ func TestJetStreamToJetStreamExactlyOnceWhenTheOutputLeaderIsKilledAndIngestRest
 	defer p.Close()
 	src := &countingSource{Source: natsSource(c, jetstream.SourceOptions{})}
 	pl = startPipeline(p, db, src, natsOutput(c, ""))
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(120 * time.Second)
 	for !(complete(p, times) && pl.fw.Lag() == 0 && pl.fw.Acked() == p.OutputEnd()-1) {
 		if time.Now().After(deadline) {
 			f, _ := p.Frontier()
@@ -363,7 +366,7 @@ func TestJetStreamSecondWriterOnOneSubjectIsRefused(t *testing.T) {
 func TestJetStreamOutputSharingItsStreamWithAnotherSubjectStillGetsEveryRecordOnce(t *testing.T) {
 	c := newNATS(t)
 	_, js := c.js()
-	cfg := njs.StreamConfig{Name: "MIXED", Subjects: []string{"mixed.out", "mixed.noise"}, Replicas: 3, Storage: njs.FileStorage, DenyDelete: true, DenyPurge: true}
+	cfg := njs.StreamConfig{Name: "MIXED", Subjects: []string{"mixed.out", "mixed.noise"}, Replicas: 1, Storage: njs.FileStorage, DenyDelete: true, DenyPurge: true}
 	waitFor(t, 30*time.Second, "stream MIXED", func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -377,6 +380,8 @@ func TestJetStreamOutputSharingItsStreamWithAnotherSubjectStillGetsEveryRecordOn
 		t.Fatal(err)
 	}
 	// Another program publishes to the stream's other subject meanwhile.
+	// The stream has one replica, so the output starts pipelined and must
+	// fall back to one publish at a time.
 	stop := make(chan struct{})
 	noise := make(chan int)
 	go func() {

@@ -38,11 +38,15 @@ type OutputOptions struct {
 // "<sink-id>:<seq>" makes a re-sent record a duplicate within the
 // stream's duplicate window.
 //
-// Publishes are pipelined: the expected sequence of each message of a
-// Write is the previous one's plus one, which holds when nothing else is
-// written to the stream (the recommended set-up: a stream per output).
-// When another subject's message comes between, the stream refuses the
-// rest of the Write; the Output then publishes one message at a time.
+// On a stream of one replica, publishes are pipelined: the expected
+// sequence of each message of a Write is the previous one's plus one,
+// which holds when nothing else is written to the stream. When another
+// subject's message comes between, the stream refuses the rest of the
+// Write, and the Output publishes one message at a time from then on. A
+// replicated stream checks an expected sequence only against what it has
+// replicated, so on it the Output publishes one message at a time from
+// the start: one round trip and one replicated write per record.
+// (nats-server's atomic batch publish would lift that; not used yet.)
 type Output struct {
 	o OutputOptions
 	// serial is set once a pipelined Write met another subject's
@@ -98,6 +102,12 @@ func (o *Output) open(ctx context.Context, js jetstream.JetStream, st broker.Sta
 	}
 	if o.o.SinkID == "" {
 		o.o.SinkID = o.o.Subject
+	}
+	if cfg.Replicas > 1 && !o.serial.Load() {
+		// A replicated stream refuses a publish whose expected sequence
+		// is still being replicated (error 10164), so pipelined publishes
+		// all but the first of a Write would be refused.
+		o.serial.Store(true)
 	}
 	if !cfg.DenyDelete || !cfg.DenyPurge {
 		o.o.logger().Warn("jetstream output: the stream allows deleting or purging messages; set deny_delete and deny_purge so that the output cannot lose records", "stream", o.o.Stream)
