@@ -32,27 +32,34 @@ type natsCluster struct {
 	servers []*server.Server
 }
 
-func freePort(t *testing.T) int {
+// freePorts returns n distinct free loopback ports, holding them all
+// open until it has them so that none is handed out twice.
+func freePorts(t *testing.T, n int) []int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	var ports []int
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return ports
 }
 
 func newNATS(t *testing.T) *natsCluster {
 	t.Helper()
 	c := &natsCluster{t: t}
 	var routes []string
-	cports := []int{freePort(t), freePort(t), freePort(t)}
+	ports := freePorts(t, 6)
+	cports := ports[3:]
 	for _, p := range cports {
 		routes = append(routes, "nats://127.0.0.1:"+strconv.Itoa(p))
 	}
 	for i := range 3 {
 		c.opts = append(c.opts, &server.Options{
-			ServerName: fmt.Sprintf("n%d", i), Host: "127.0.0.1", Port: freePort(t),
+			ServerName: fmt.Sprintf("n%d", i), Host: "127.0.0.1", Port: ports[i],
 			JetStream: true, StoreDir: t.TempDir(), SyncAlways: true,
 			Cluster: server.ClusterOpts{Name: "cdclog", Host: "127.0.0.1", Port: cports[i]},
 			Routes:  server.RoutesFromStr(routes[0] + "," + routes[1] + "," + routes[2]),
@@ -380,8 +387,8 @@ func TestJetStreamOutputSharingItsStreamWithAnotherSubjectStillGetsEveryRecordOn
 		t.Fatal(err)
 	}
 	// Another program publishes to the stream's other subject meanwhile.
-	// The stream has one replica, so the output starts pipelined and must
-	// fall back to one publish at a time.
+	// Each publish expects the subject's last sequence, which the other
+	// subject's messages do not change.
 	stop := make(chan struct{})
 	noise := make(chan int)
 	go func() {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/cdclog/cdclog/broker"
@@ -38,20 +37,15 @@ type OutputOptions struct {
 // "<sink-id>:<seq>" makes a re-sent record a duplicate within the
 // stream's duplicate window.
 //
-// On a stream of one replica, publishes are pipelined: the expected
-// sequence of each message of a Write is the previous one's plus one,
-// which holds when nothing else is written to the stream. When another
-// subject's message comes between, the stream refuses the rest of the
-// Write, and the Output publishes one message at a time from then on. A
-// replicated stream checks an expected sequence only against what it has
-// replicated, so on it the Output publishes one message at a time from
-// the start: one round trip and one replicated write per record.
-// (nats-server's atomic batch publish would lift that; not used yet.)
+// Publishes go one at a time: each waits for its acknowledgement and the
+// next expects the sequence it got, so a refused publish is never
+// followed by an accepted one (one round trip and one stored, replicated
+// write per record). Pipelining them, each expecting the previous one's
+// guessed sequence, is unsafe: after a refusal, a later guess can match
+// another writer's message and leave a gap. nats-server's atomic batch
+// publish would allow batches; it is not used yet.
 type Output struct {
 	o OutputOptions
-	// serial is set once a pipelined Write met another subject's
-	// messages.
-	serial atomic.Bool
 }
 
 // NewOutput returns an Output.
@@ -103,12 +97,6 @@ func (o *Output) open(ctx context.Context, js jetstream.JetStream, st broker.Sta
 	if o.o.SinkID == "" {
 		o.o.SinkID = o.o.Subject
 	}
-	if cfg.Replicas > 1 && !o.serial.Load() {
-		// A replicated stream refuses a publish whose expected sequence
-		// is still being replicated (error 10164), so pipelined publishes
-		// all but the first of a Write would be refused.
-		o.serial.Store(true)
-	}
 	if !cfg.DenyDelete || !cfg.DenyPurge {
 		o.o.logger().Warn("jetstream output: the stream allows deleting or purging messages; set deny_delete and deny_purge so that the output cannot lose records", "stream", o.o.Stream)
 	}
@@ -140,85 +128,37 @@ type session struct {
 	last uint64
 }
 
-// Write publishes recs, pipelined unless the Output went serial.
+// Write publishes recs one at a time.
 func (s *session) Write(ctx context.Context, recs []broker.Outgoing) error {
-	if s.o.serial.Load() {
-		for i := range recs {
-			if err := s.publish(ctx, recs[i:i+1]); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	err := s.publish(ctx, recs)
-	var pe *pipelineError
-	if errors.As(err, &pe) && pe.index > 0 && wrongLast(pe.err) {
-		s.o.serial.Store(true)
-		s.o.o.logger().Info("jetstream output: another subject's messages share the stream; publishing one message at a time", "output", s.o.Name())
-	}
-	return err
-}
-
-// pipelineError is the first failed publish of a Write.
-type pipelineError struct {
-	index int
-	seq   uint64
-	err   error
-}
-
-func (e *pipelineError) Error() string {
-	return fmt.Sprintf("publish record %d: %v", e.seq, e.err)
-}
-
-func (e *pipelineError) Unwrap() error { return e.err }
-
-// publish sends recs asynchronously, each expecting the one before it,
-// and waits for every acknowledgement.
-func (s *session) publish(ctx context.Context, recs []broker.Outgoing) error {
-	futures := make([]jetstream.PubAckFuture, 0, len(recs))
-	var first *pipelineError
-	for i, r := range recs {
-		m := nats.NewMsg(s.o.o.Subject)
-		m.Data = r.Value
-		seq := strconv.FormatUint(r.Seq, 10)
-		m.Header.Set(jetstream.MsgIDHeader, s.o.o.SinkID+":"+seq)
-		m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(s.last+uint64(i), 10))
-		m.Header.Set(broker.HeaderSeq, seq)
-		m.Header.Set(broker.HeaderDB, s.st.DB)
-		m.Header.Set(broker.HeaderWriter, s.st.Writer)
-		f, err := s.js.PublishMsgAsync(m)
-		if err != nil {
-			first = &pipelineError{index: i, seq: r.Seq, err: err}
-			break
-		}
-		futures = append(futures, f)
-	}
-	timer := time.NewTimer(s.o.o.AckTimeout)
-	defer timer.Stop()
-	var ackedTo uint64
-	for i, f := range futures {
-		select {
-		case ack := <-f.Ok():
-			if first == nil {
-				ackedTo = ack.Sequence
-			}
-		case err := <-f.Err():
-			if first == nil || i < first.index {
-				first = &pipelineError{index: i, seq: recs[i].Seq, err: err}
-			}
-		case <-timer.C:
-			if first == nil {
-				first = &pipelineError{index: i, seq: recs[i].Seq, err: fmt.Errorf("no acknowledgement within %v", s.o.o.AckTimeout)}
-			}
-			return first
-		case <-ctx.Done():
-			return ctx.Err()
+	for _, r := range recs {
+		if err := s.publish(ctx, r); err != nil {
+			return err
 		}
 	}
-	if first != nil {
-		return first
+	return nil
+}
+
+// publish sends r expecting the subject's last sequence as known, and
+// waits for its acknowledgement.
+func (s *session) publish(ctx context.Context, r broker.Outgoing) error {
+	m := nats.NewMsg(s.o.o.Subject)
+	m.Data = r.Value
+	seq := strconv.FormatUint(r.Seq, 10)
+	m.Header.Set(jetstream.MsgIDHeader, s.o.o.SinkID+":"+seq)
+	m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(s.last, 10))
+	m.Header.Set(broker.HeaderSeq, seq)
+	m.Header.Set(broker.HeaderDB, s.st.DB)
+	m.Header.Set(broker.HeaderWriter, s.st.Writer)
+	actx, cancel := context.WithTimeout(ctx, s.o.o.AckTimeout)
+	defer cancel()
+	ack, err := s.js.PublishMsg(actx, m)
+	if err != nil {
+		if wrongLast(err) {
+			return fmt.Errorf("publish record %d: another writer published to %s: %w", r.Seq, s.o.Name(), err)
+		}
+		return fmt.Errorf("publish record %d: %w", r.Seq, err)
 	}
-	s.last = ackedTo
+	s.last = ack.Sequence
 	return nil
 }
 
