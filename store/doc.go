@@ -6,7 +6,8 @@
 // A cdclog database is a bbolt file with these top-level buckets:
 //
 //	meta        "magic" = "cdclog", "schema" = schema version (8 bytes, big-endian),
-//	            "created" = RFC 3339 creation time
+//	            "created" = RFC 3339 creation time,
+//	            "id" = 16 random bytes naming the database (see ID)
 //	wal         the write-ahead log's index, by time (package wal)
 //	walseq      the write-ahead log's chunks of messages, by arrival (package wal)
 //	checkpoint  "state": the processor's checkpoint (package recovery)

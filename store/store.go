@@ -121,6 +121,10 @@ func Open(path string, o Options) (*DB, error) {
 			bdb.Close()
 			return nil, fmt.Errorf("open %s: %w", path, err)
 		}
+		if err := db.ensureID(); err != nil { // see dbid.go
+			bdb.Close()
+			return nil, fmt.Errorf("open %s: %w", path, err)
+		}
 		return db, nil
 	}
 }

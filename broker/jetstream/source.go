@@ -1,0 +1,290 @@
+package jetstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/cdclog/cdclog/broker"
+	"github.com/cdclog/cdclog/cdc"
+	"github.com/cdclog/cdclog/recovery"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// SourceOptions configure a Source.
+type SourceOptions struct {
+	Config
+	// Stream is the input stream; Subject, optional, filters it.
+	Stream, Subject string
+	// Format is the encoding of message values.
+	Format cdc.Format
+	// AllowGap goes on from the stream's first message (or its end)
+	// where the committed sequence is no longer in it, instead of failing
+	// with a *broker.PositionError.
+	AllowGap bool
+}
+
+// bufferMessages is how many delivered messages wait for Read.
+const bufferMessages = 4096
+
+// gapCheckEvery bounds how often a jump in stream sequences (normal with
+// a subject filter) is checked against the stream's first sequence.
+const gapCheckEvery = time.Second
+
+// Source reads a JetStream stream by stream sequence through an ordered
+// consumer (no durable consumer, no acknowledgements). It implements
+// recovery.Source.
+type Source struct {
+	o       SourceOptions
+	log     *slog.Logger
+	nc      *nats.Conn
+	stream  jetstream.Stream
+	created int64
+	cc      jetstream.ConsumeContext
+
+	msgs chan jetstream.Msg
+
+	// Owned by Read.
+	next      uint64
+	parts     []broker.Part
+	pending   jetstream.Msg // a message cut by b.Max
+	taken     int
+	lastCheck time.Time
+
+	mu     sync.Mutex
+	failed error
+	wake   chan struct{} // closed on failure
+	closed chan struct{}
+	once   sync.Once
+}
+
+// NewSource returns a Source; Start connects it.
+func NewSource(o SourceOptions) *Source {
+	return &Source{o: o, log: o.logger(), msgs: make(chan jetstream.Msg, bufferMessages),
+		wake: make(chan struct{}), closed: make(chan struct{})}
+}
+
+// Name returns "nats:STREAM" or "nats:STREAM/SUBJECT".
+func (s *Source) Name() string {
+	if s.o.Subject != "" {
+		return "nats:" + s.o.Stream + "/" + s.o.Subject
+	}
+	return "nats:" + s.o.Stream
+}
+
+// Start checks the committed cursor against the stream and starts an
+// ordered consumer at the committed sequence (the stream's first message
+// when there is none).
+func (s *Source) Start(ctx context.Context, cursor []byte) error {
+	nc, js, err := s.o.connect()
+	if err != nil {
+		return err
+	}
+	s.nc = nc
+	if s.stream, err = js.Stream(ctx, s.o.Stream); err != nil {
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			return fmt.Errorf("%s: the stream does not exist", s.Name())
+		}
+		return fmt.Errorf("%s: %w", s.Name(), err)
+	}
+	info := s.stream.CachedInfo()
+	s.created = info.Created.UnixNano()
+	if s.next, err = s.startAt(info, cursor); err != nil {
+		return err
+	}
+	cfg := jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: s.next}
+	if s.o.Subject != "" {
+		cfg.FilterSubjects = []string{s.o.Subject}
+	}
+	cons, err := js.OrderedConsumer(ctx, s.o.Stream, cfg)
+	if err != nil {
+		return fmt.Errorf("%s: consumer: %w", s.Name(), err)
+	}
+	s.cc, err = cons.Consume(func(m jetstream.Msg) {
+		select {
+		case s.msgs <- m:
+		case <-s.closed:
+		}
+	}, jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			s.fail(&broker.PositionError{Input: s.Name(), Position: -1, Start: -1, End: -1, Err: broker.ErrBackwards, Detail: "the stream was deleted"})
+			return
+		}
+		s.log.Warn("jetstream source: consumer error", "stream", s.o.Stream, "err", err)
+	}))
+	if err != nil {
+		return fmt.Errorf("%s: consume: %w", s.Name(), err)
+	}
+	return nil
+}
+
+// startAt returns the sequence to start at, checking the cursor.
+func (s *Source) startAt(info *jetstream.StreamInfo, cursor []byte) (uint64, error) {
+	first, last := info.State.FirstSeq, info.State.LastSeq
+	if len(cursor) == 0 {
+		return max(first, 1), nil
+	}
+	cur, err := DecodeCursor(cursor)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", s.Name(), err)
+	}
+	perr := &broker.PositionError{Input: s.Name(), Position: int64(cur.Next), Start: int64(first), End: int64(last + 1)}
+	switch {
+	case cur.Created != s.created:
+		perr.Err, perr.Detail = broker.ErrBackwards, fmt.Sprintf("the stream was deleted and created anew (created %s, the cursor's %s)",
+			time.Unix(0, s.created).UTC().Format(time.RFC3339Nano), time.Unix(0, cur.Created).UTC().Format(time.RFC3339Nano))
+		if !s.o.AllowGap {
+			return 0, perr
+		}
+		s.log.Warn("jetstream source: reading the re-created stream from its start", "err", perr)
+		return max(first, 1), nil
+	case cur.Next < first:
+		perr.Err = broker.ErrGap
+		if !s.o.AllowGap {
+			return 0, perr
+		}
+		s.log.Warn("jetstream source: skipping deleted messages", "err", perr)
+		return first, nil
+	case cur.Next > last+1:
+		perr.Err = broker.ErrBackwards
+		if !s.o.AllowGap {
+			return 0, perr
+		}
+		s.log.Warn("jetstream source: going on from the stream's end", "err", perr)
+		return last + 1, nil
+	}
+	return cur.Next, nil
+}
+
+// Read fills b with the next messages, blocking only while it holds none.
+func (s *Source) Read(ctx context.Context, b *recovery.SourceBatch) error {
+	err := s.read(ctx, b)
+	b.Cursor = Cursor{Created: s.created, Next: s.next}.Encode()
+	return err
+}
+
+func (s *Source) read(ctx context.Context, b *recovery.SourceBatch) error {
+	for b.Len() < b.Max {
+		if s.pending != nil {
+			if err := s.take(b); err != nil {
+				return err
+			}
+			continue
+		}
+		var m jetstream.Msg
+		if b.Len() > 0 {
+			select {
+			case m = <-s.msgs:
+			default:
+				return nil // nothing more at once
+			}
+		} else {
+			select {
+			case m = <-s.msgs:
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-s.wake:
+				return s.failure()
+			}
+		}
+		if err := s.accept(ctx, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// accept checks m's sequence against the position and makes it the
+// message being taken.
+func (s *Source) accept(ctx context.Context, m jetstream.Msg) error {
+	md, err := m.Metadata()
+	if err != nil {
+		return fmt.Errorf("%s: message metadata: %w", s.Name(), err)
+	}
+	seq := md.Sequence.Stream
+	switch {
+	case seq < s.next:
+		perr := &broker.PositionError{Input: s.Name(), Position: int64(s.next), Start: -1, End: -1, Err: broker.ErrBackwards,
+			Detail: fmt.Sprintf("the stream delivered sequence %d after %d (was it re-created?)", seq, s.next-1)}
+		if !s.o.AllowGap {
+			return perr
+		}
+		s.log.Warn("jetstream source: going on after the stream went back", "err", perr)
+	case seq > s.next && time.Since(s.lastCheck) >= gapCheckEvery:
+		s.lastCheck = time.Now()
+		if err := s.checkGap(ctx, seq); err != nil {
+			return err
+		}
+	}
+	s.pending, s.taken = m, 0
+	s.parts = broker.DecodeValue(s.o.Format, m.Data(), s.parts[:0])
+	return nil
+}
+
+// checkGap fails when messages between the position and seq were
+// deleted by the stream's limits before they were read. With a subject
+// filter a jump is normal; it is a gap only when the stream's first
+// sequence passed the position.
+func (s *Source) checkGap(ctx context.Context, seq uint64) error {
+	info, err := s.stream.Info(ctx)
+	if err != nil {
+		return nil // the check is best effort; the next jump checks again
+	}
+	if first := info.State.FirstSeq; first > s.next {
+		perr := &broker.PositionError{Input: s.Name(), Position: int64(s.next), Start: int64(first), End: int64(info.State.LastSeq + 1), Err: broker.ErrGap}
+		if !s.o.AllowGap {
+			return perr
+		}
+		s.log.Warn("jetstream source: skipping deleted messages", "err", perr)
+	}
+	return nil
+}
+
+// take moves the pending message's parts into b; the position passes
+// the message once all its parts are taken.
+func (s *Source) take(b *recovery.SourceBatch) error {
+	md, _ := s.pending.Metadata()
+	seq := md.Sequence.Stream
+	n, err := broker.Fill(b, s.parts[s.taken:], cdc.Pos{Source: s.Name(), Offset: int64(seq)})
+	s.taken += n
+	if s.taken < len(s.parts) {
+		s.next = seq
+		return err
+	}
+	s.next, s.pending = seq+1, nil
+	return err
+}
+
+// fail records an error that stops the source and wakes a blocked Read.
+func (s *Source) fail(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failed == nil {
+		s.failed = err
+		close(s.wake)
+	}
+}
+
+func (s *Source) failure() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.failed
+}
+
+// Close stops the consumer and closes the connection.
+func (s *Source) Close() error {
+	s.once.Do(func() { close(s.closed) }) // unblocks a handler on a full buffer
+	if s.cc != nil {
+		s.cc.Stop()
+	}
+	if s.nc != nil {
+		s.nc.Close()
+	}
+	return nil
+}
+
+var _ recovery.Source = (*Source)(nil)
