@@ -56,6 +56,7 @@ func (db *DB) Close() error {
 		_ = db.Update(func(*bolt.Tx) error { return db.ahead.Release() })
 	}
 	if err := db.unusable(); err != nil {
+		unlock(db.file) // the memory map keeps the file open, and locked
 		db.file.Close()
 		return err
 	}
