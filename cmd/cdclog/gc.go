@@ -2,11 +2,7 @@ package main
 
 import (
 	"bufio"
-	"errors"
-	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"strconv"
 
 	"github.com/cdclog/cdclog/recovery"
@@ -57,17 +53,15 @@ func runGC(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return usageError("gc takes no arguments, got %q", c.Args().Slice())
 	}
-	timeout := lockTimeout(c)
-	// recovery.GC opens read-write, which would create a database at a
-	// mistyped path.
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return dbError(fmt.Errorf("open %s: %w", path, recovery.ErrNotExist), timeout)
+	timeout, err := lockTimeout(c)
+	if err != nil {
+		return err
 	}
 	prog := newProgress(e, progressOptions{label: "gc " + path})
 	res, err := recovery.GC(path, recovery.GCOptions{KeepTimes: c.Uint64("keep-wal"), NoCompact: c.Bool("no-compact"), LockTimeout: timeout})
 	prog.finish()
 	if err != nil {
-		return dbError(err, timeout)
+		return dbError(err)
 	}
 	return writeStdout(e, func(w *bufio.Writer) error {
 		if c.Bool("json") {
