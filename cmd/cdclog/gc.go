@@ -18,15 +18,19 @@ func gcCommand() *cli.Command {
 complete and their output is committed, so nothing needs them to recover.
 --keep-wal N keeps the N times just below the frontier, for 'replay
 --rederive' of recent history. Then gc compacts the database into a new file
-and renames it over the old one (bbolt's Compact), so the disk space is
-returned to the file system. The frontier, the output log, the checkpoint,
-consumers and quarantine are kept intact: 'cdclog ingest' continues
-afterwards, and 'cdclog replay' still writes the whole stored output.
+next to it and renames that over the old one (bbolt's Compact), so the disk
+space is returned to the file system. The new file keeps the old one's mode
+and owner; when --db is a symbolic link, the file it points to is compacted
+and the link stays. If gc fails, the database is as it was and the new file
+is removed. The frontier, the output log, the checkpoint, consumers and
+quarantine are kept intact: 'cdclog ingest' continues afterwards, and
+'cdclog replay' still writes the whole stored output.
 
 gc needs the database to itself: while another process holds it, gc says so
-after --lock-timeout. It prints what it did: the WAL floor (the log holds
-nothing below it), the chunks deleted and the file size before and after;
-with --json the same as one JSON object:
+after --lock-timeout (0: do not wait). It never creates a database: a
+missing path, or an empty file, is an error. It prints what it did: the WAL
+floor (the log holds nothing below it), the chunks deleted and the file size
+before and after; with --json the same as one JSON object:
    {"floor":1200,"chunks_deleted":31,"bytes_before":16801792,"bytes_after":73728}
 
 Examples:
