@@ -119,8 +119,11 @@ func TestIngestExitsWhenItsFileSystemFails(t *testing.T) {
 		// Drop the file's pages from the page cache, again and again as
 		// ingest releases its mapped pages, so that reading them faults.
 		ctx, cancel := context.WithCancel(context.Background())
-		t.Cleanup(func() { cancel(); f.Close() })
+		done := make(chan struct{})
+		t.Cleanup(func() { cancel(); <-done })
 		go func() {
+			defer close(done)
+			defer f.Close()
 			for ctx.Err() == nil {
 				syscall.Syscall6(syscall.SYS_FADVISE64, f.Fd(), 0, 0, 4 /* POSIX_FADV_DONTNEED */, 0, 0)
 				time.Sleep(5 * time.Millisecond)
