@@ -1,11 +1,7 @@
 package recovery
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/cdclog/cdclog/store"
@@ -36,14 +32,15 @@ type GCResult struct {
 // GC deletes the WAL entries below the frontier (less KeepTimes): their
 // times are complete and their output is committed, in the same
 // transactions that advanced the frontier. Then it compacts the file into a
-// new one and renames it over the old, so disk space is returned. The
-// checkpoint, output log, consumers and quarantine are kept intact.
+// new one and renames it over the old (store.DB.Replace), so disk space is
+// returned. The checkpoint, output log, consumers and quarantine are kept
+// intact. GC never creates a database: a missing path, or a file that
+// holds no committed cdclog state (an empty file), is ErrNotExist. A
+// symbolic link is followed: the file it points to is compacted, keeping
+// its mode and owner, and the link stays.
 func GC(path string, o GCOptions) (GCResult, error) {
 	var res GCResult
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return res, fmt.Errorf("gc %s: %w", path, ErrNotExist)
-	}
-	db, err := store.Open(path, store.Options{LockTimeout: o.LockTimeout})
+	db, err := store.Open(path, store.Options{LockTimeout: o.LockTimeout, NoCreate: true})
 	if err != nil {
 		return res, err
 	}
@@ -52,9 +49,10 @@ func GC(path string, o GCOptions) (GCResult, error) {
 			db.Close()
 		}
 	}()
-	if fi, err := os.Stat(path); err == nil {
-		res.BytesBefore = fi.Size()
+	if res.BytesBefore, err = db.FileSize(); err != nil {
+		return res, fmt.Errorf("gc %s: %w", path, err)
 	}
+	res.BytesAfter = res.BytesBefore
 	err = db.Update(func(tx *bolt.Tx) error {
 		cp, ok, err := loadCheckpoint(tx)
 		if err != nil || !ok {
@@ -79,50 +77,22 @@ func GC(path string, o GCOptions) (GCResult, error) {
 		return res, fmt.Errorf("gc %s: %w", path, err)
 	}
 	if !o.NoCompact {
-		if err := compact(db, path); err != nil {
-			return res, fmt.Errorf("gc %s: %w", path, err)
+		// The compacted file replaces the old one while this process
+		// holds the old one's lock; store.Open checks, after winning a
+		// lock, that its file is still the one at the path, so no process
+		// can keep writing to the old file.
+		src := db.DB
+		res.BytesAfter, err = db.Replace(func(dst *bolt.DB) error { return bolt.Compact(dst, src, 64<<20) })
+		if err != nil {
+			return res, fmt.Errorf("gc %s: compact: %w", path, err)
 		}
+	} else if res.BytesAfter, err = db.FileSize(); err != nil {
+		return res, fmt.Errorf("gc %s: %w", path, err)
 	}
-	db.Close()
+	err = db.Close()
 	db = nil
-	if fi, err := os.Stat(path); err == nil {
-		res.BytesAfter = fi.Size()
+	if err != nil {
+		return res, fmt.Errorf("gc %s: %w", path, err)
 	}
 	return res, nil
-}
-
-// compact copies db into a new file and renames it over path while db's
-// lock is still held; store.Open notices the rename and reopens, so no
-// process can keep writing to the old file.
-func compact(db *store.DB, path string) error {
-	tmp := path + ".gc-tmp"
-	os.Remove(tmp)
-	dst, err := bolt.Open(tmp, 0o600, &bolt.Options{Timeout: time.Second})
-	if err != nil {
-		return fmt.Errorf("create compacted file: %w", err)
-	}
-	err = store.Guard(func() error { return bolt.Compact(dst, db.DB, 64<<20) })
-	if err == nil {
-		err = dst.Sync()
-	}
-	if cerr := dst.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("compact: %w", err)
-	}
-	return syncDir(filepath.Dir(path))
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

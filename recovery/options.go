@@ -41,7 +41,9 @@ type Options struct {
 	// the batch commits: at-least-once, for a pipe such as stdout.
 	Live       io.Writer
 	LiveFormat cdc.Format
-	// LockTimeout bounds the wait for another process's lock.
+	// LockTimeout bounds the wait for another process's lock: zero means
+	// store.DefaultLockTimeout, a negative value (store.NoWait) tries
+	// once without waiting.
 	LockTimeout time.Duration
 	// NoSync skips fsyncs: only for throwaway databases.
 	NoSync bool

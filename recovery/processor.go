@@ -63,7 +63,7 @@ type request struct {
 // starts the processor.
 func Open(path string, opts Options) (*Processor, error) {
 	o := opts.withDefaults()
-	db, err := store.Open(path, store.Options{LockTimeout: o.LockTimeout, NoSync: o.NoSync})
+	db, err := store.Open(path, store.Options{LockTimeout: o.LockTimeout, NoSync: o.NoSync, Logger: o.Logger})
 	if err != nil {
 		return nil, err
 	}

@@ -19,4 +19,61 @@
 // is not cdclog's, and a cdclog database of a newer schema, each with its
 // own error, and never writes to such a file. A second process gets
 // ErrLocked after Options.LockTimeout instead of waiting forever.
+//
+// # Files are put in place whole
+//
+// No process ever sees a database file at its path half written. A new
+// database is built under a temporary name in the same directory
+// (PATH.cdclog-new-*.tmp): bbolt's first write, then the schema's commit,
+// then fsync; it is then linked to PATH, which fails if a file is already
+// there (rename would replace a database that another creator may have
+// opened and written to), and the directory is fsynced. Replace, which
+// gc uses to compact, writes PATH.cdclog-replace-*.tmp the same way and
+// renames it over PATH, holding the lock on the file it replaces, then
+// fsyncs the directory. A temporary file is locked from its creation;
+// Open removes those that are over an hour old and unlocked (a process
+// died holding them).
+//
+// # Recovering a half-created file
+//
+// Before that rule, cdclog let bbolt create the file at PATH, and a power
+// loss during bbolt's first write left a file that bbolt refuses ("Page
+// expected to be: 3, but self identifies as 0", "invalid freelist page").
+// Open reads the meta pages itself before bbolt does, and takes a file as
+// holding no committed state when it is empty; when both meta pages
+// validate with transaction ids 0 and 1 (bbolt's first write completed
+// and no transaction committed: the first commit writes meta page 0 with
+// txid 2); or when it is no longer than that first write and each byte is
+// either what bbolt writes there or zero (the write was cut). Such a file
+// is treated as absent: a read-write Open replaces it with a new database
+// (by Replace's rule, under its lock) and logs why; a read-only or
+// NoCreate Open returns ErrNotExist. Anything else is a database that
+// committed something, however damaged, and is never replaced: one whose
+// meta page says it uses more pages than the file holds (its high-water
+// mark) is refused as corrupt before anything reads or writes it.
+//
+// # Locks and identity
+//
+// Open locks the file itself (flock, exclusive to write, shared to read)
+// without waiting, retrying until the lock timeout, and after winning the
+// lock checks that the locked file is still the one at PATH; if not, it
+// opens PATH again. Every process that puts a file at PATH over another
+// (gc, or Open replacing a blank file) holds the lock on the file it
+// replaces. So a process that holds the lock on the file at PATH has the
+// database to itself until it closes: nothing can replace that file
+// meanwhile, and a process that was waiting for the lock on a file that
+// has since been replaced finds, once it wins the lock, that the file is
+// no longer at PATH, and never commits to it. A symbolic link at PATH is
+// followed: the file it points to is locked, checked and replaced, and
+// the link stays.
+//
+// # Faults
+//
+// bbolt reads the file through a memory map. A damaged page, or a file
+// cut short while open, or an I/O error, makes bbolt panic or fault; the
+// transaction methods turn both into an error wrapping ErrCorrupt. When
+// the fault left bbolt's locks held (a write transaction whose rollback
+// faulted again), the DB is unusable: every later call fails at once,
+// and Close unlocks and closes the file instead of waiting forever in
+// bbolt's Close.
 package store

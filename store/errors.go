@@ -13,6 +13,10 @@ var (
 	ErrNewerSchema = errors.New("database schema is newer than this cdclog")
 	// ErrCorrupt: the database is damaged.
 	ErrCorrupt = errors.New("database is corrupt")
-	// ErrNotExist: a read-only open found no database at the path.
+	// ErrNotExist: an open that may not create found no database at the
+	// path: no file, or one that holds no committed cdclog state.
 	ErrNotExist = errors.New("no database at this path")
+	// ErrReplaced: Update on a DB whose file Replace has replaced. The
+	// new file is at the path; open it again.
+	ErrReplaced = errors.New("the database file was replaced; open it again")
 )

@@ -4,12 +4,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/cdclog/cdclog/internal/prealloc"
-	"io/fs"
+	"log/slog"
 	"os"
-	"runtime/debug"
+	"sync/atomic"
 	"time"
 
+	"github.com/cdclog/cdclog/internal/prealloc"
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 )
@@ -38,32 +38,58 @@ func allBuckets() [][]byte {
 // DefaultLockTimeout is how long Open waits for another process's lock.
 const DefaultLockTimeout = 3 * time.Second
 
+// NoWait, as Options.LockTimeout, makes Open try the lock once and not
+// wait for it.
+const NoWait time.Duration = -1
+
 // Options tune Open. The zero value opens read-write, creating the file,
 // with DefaultLockTimeout.
 type Options struct {
 	// ReadOnly opens with a shared lock and never writes; the file must
 	// exist.
 	ReadOnly bool
-	// LockTimeout bounds the wait for another process's lock.
+	// NoCreate opens read-write but never creates or replaces the file: a
+	// missing file, or one that holds no committed cdclog state, is
+	// ErrNotExist, as for ReadOnly.
+	NoCreate bool
+	// LockTimeout bounds the wait for another process's lock: zero means
+	// DefaultLockTimeout, a negative value (NoWait) tries once.
 	LockTimeout time.Duration
 	// NoSync skips fsync on commit. Only for throwaway databases (tests,
 	// benchmarks of the in-memory path): a crash can lose committed data.
 	NoSync bool
+	// Logger receives a warning when Open replaces a file that holds no
+	// committed state; nil means slog.Default().
+	Logger *slog.Logger
 }
 
 // DB is an open cdclog database.
 type DB struct {
 	*bolt.DB
-	path     string
+	path     string   // as given to Open
+	real     string   // path with symbolic links followed
+	file     *os.File // the file bbolt uses, locked
 	readOnly bool
 	ahead    *prealloc.Ahead // nil when read-only
+
+	stuck    atomic.Pointer[error] // a fault left bbolt's locks held
+	replaced atomic.Bool           // Replace put another file at the path
 }
 
-// Path returns the file the database was opened from.
+// Path returns the path the database was opened from.
 func (db *DB) Path() string { return db.path }
 
 // ReadOnly reports whether the database was opened read-only.
 func (db *DB) ReadOnly() bool { return db.readOnly }
+
+// FileSize returns the size of the open database file.
+func (db *DB) FileSize() (int64, error) {
+	fi, err := db.file.Stat()
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), nil
+}
 
 // boltOptions are the bbolt options, each chosen on purpose:
 //   - FreelistMapType: the hashmap freelist allocates in O(1) where the
@@ -77,14 +103,12 @@ func (db *DB) ReadOnly() bool { return db.readOnly }
 //   - InitialMmapSize 1 GiB: the WAL grows steadily, and every remap takes
 //     the mmap lock and blocks readers; reserving address space (not
 //     memory) up front avoids remaps during ingest;
-//   - Timeout: a second process gets ErrLocked instead of hanging.
-func boltOptions(o Options) *bolt.Options {
-	t := o.LockTimeout
-	if t <= 0 {
-		t = DefaultLockTimeout
-	}
+//   - Timeout: Open has locked the file already (bbolt's own lock on the
+//     same file then succeeds at once), so this only bounds the wait on
+//     systems where Open cannot lock.
+func boltOptions(o *Options, left time.Duration) *bolt.Options {
 	return &bolt.Options{
-		Timeout:         t,
+		Timeout:         max(left, time.Millisecond),
 		ReadOnly:        o.ReadOnly,
 		NoSync:          o.NoSync,
 		FreelistType:    bolt.FreelistMapType,
@@ -93,79 +117,18 @@ func boltOptions(o Options) *bolt.Options {
 	}
 }
 
-// Open opens or creates the cdclog database at path.
+// Open opens or creates the cdclog database at path. It waits up to
+// Options.LockTimeout for another process's lock, and returns a database
+// whose locked file is the one at path (see the package documentation).
 func Open(path string, o Options) (*DB, error) {
-	if o.ReadOnly {
-		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("open %s: %w", path, ErrNotExist)
-		}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
 	}
-	for attempt := 0; ; attempt++ {
-		before, _ := os.Stat(path)
-		bdb, file, err := openBolt(path, boltOptions(o))
-		if err != nil {
-			return nil, fmt.Errorf("open %s: %w", path, classify(err))
-		}
-		// gc replaces the file by rename while it holds the lock; a lock
-		// won on the old inode is a lock on a file nobody will read again,
-		// so open the new one.
-		if attempt < 5 && replaced(path, before) {
-			bdb.Close()
-			continue
-		}
-		db := &DB{DB: bdb, path: path, readOnly: o.ReadOnly}
-		if !o.ReadOnly {
-			db.ahead = prealloc.New(file)
-		}
-		if err := db.checkSchema(); err != nil {
-			bdb.Close()
-			return nil, fmt.Errorf("open %s: %w", path, err)
-		}
-		if err := db.ensureID(); err != nil { // see dbid.go
-			bdb.Close()
-			return nil, fmt.Errorf("open %s: %w", path, err)
-		}
-		return db, nil
+	db, err := open(path, &o)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-}
-
-// openBolt opens the bbolt file. Opened for writing, bbolt walks every
-// page of the database to rebuild its free list (NoFreelistSync), and it
-// panics on a damaged page, or faults on a wild offset; openBolt turns both
-// into an error wrapping ErrCorrupt, and unlocks and closes the file bbolt
-// had opened (the memory map it made is left behind). Damage
-// that bbolt's walk reports from a goroutine of its own (a key out of
-// order, a page referenced twice) still aborts the process: nothing here
-// can catch it.
-//
-// It also returns the file bbolt opened, for Reserve.
-func openBolt(path string, o *bolt.Options) (db *bolt.DB, file *os.File, err error) {
-	o.OpenFile = func(name string, flag int, perm os.FileMode) (*os.File, error) {
-		f, err := os.OpenFile(name, flag, perm)
-		file = f
-		return f, err
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			if file != nil {
-				unlock(file) // the memory map keeps the file open
-				file.Close()
-			}
-			db, file, err = nil, nil, fmt.Errorf("%w: %v", ErrCorrupt, r)
-		}
-	}()
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	db, err = bolt.Open(path, 0o600, o)
-	return db, file, err
-}
-
-// replaced reports whether path names another file than before did.
-func replaced(path string, before os.FileInfo) bool {
-	if before == nil {
-		return false
-	}
-	after, err := os.Stat(path)
-	return err != nil || !os.SameFile(before, after)
+	return db, nil
 }
 
 // classify maps bbolt's open errors to this package's.
@@ -183,7 +146,7 @@ func classify(err error) error {
 
 // checkSchema verifies the meta bucket, creating it in a new, empty
 // database. It never writes to a database that has other content.
-func (db *DB) checkSchema() error {
+func (db *DB) checkSchema(noCreate bool) error {
 	var fresh bool
 	err := db.View(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(BucketMeta)
@@ -201,7 +164,7 @@ func (db *DB) checkSchema() error {
 	if err != nil || !fresh {
 		return err
 	}
-	if db.readOnly {
+	if db.readOnly || noCreate {
 		return fmt.Errorf("%w: the file is an empty bbolt database", ErrForeign)
 	}
 	return db.Update(func(tx *bolt.Tx) error { return create(tx) })

@@ -2,11 +2,7 @@ package main
 
 import (
 	"bufio"
-	"errors"
-	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"strconv"
 
 	"github.com/cdclog/cdclog/recovery"
@@ -22,15 +18,19 @@ func gcCommand() *cli.Command {
 complete and their output is committed, so nothing needs them to recover.
 --keep-wal N keeps the N times just below the frontier, for 'replay
 --rederive' of recent history. Then gc compacts the database into a new file
-and renames it over the old one (bbolt's Compact), so the disk space is
-returned to the file system. The frontier, the output log, the checkpoint,
-consumers and quarantine are kept intact: 'cdclog ingest' continues
-afterwards, and 'cdclog replay' still writes the whole stored output.
+next to it and renames that over the old one (bbolt's Compact), so the disk
+space is returned to the file system. The new file keeps the old one's mode
+and owner; when --db is a symbolic link, the file it points to is compacted
+and the link stays. If gc fails, the database is as it was and the new file
+is removed. The frontier, the output log, the checkpoint, consumers and
+quarantine are kept intact: 'cdclog ingest' continues afterwards, and
+'cdclog replay' still writes the whole stored output.
 
 gc needs the database to itself: while another process holds it, gc says so
-after --lock-timeout. It prints what it did: the WAL floor (the log holds
-nothing below it), the chunks deleted and the file size before and after;
-with --json the same as one JSON object:
+after --lock-timeout (0: do not wait). It never creates a database: a
+missing path, or an empty file, is an error. It prints what it did: the WAL
+floor (the log holds nothing below it), the chunks deleted and the file size
+before and after; with --json the same as one JSON object:
    {"floor":"1200","chunks_deleted":31,"bytes_before":16801792,"bytes_after":73728}
 
 Examples:
@@ -57,17 +57,15 @@ func runGC(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return usageError("gc takes no arguments, got %q", c.Args().Slice())
 	}
-	timeout := lockTimeout(c)
-	// recovery.GC opens read-write, which would create a database at a
-	// mistyped path.
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return dbError(fmt.Errorf("open %s: %w", path, recovery.ErrNotExist), timeout)
+	timeout, err := lockTimeout(c)
+	if err != nil {
+		return err
 	}
 	prog := newProgress(e, progressOptions{label: "gc " + path})
 	res, err := recovery.GC(path, recovery.GCOptions{KeepTimes: c.Uint64("keep-wal"), NoCompact: c.Bool("no-compact"), LockTimeout: timeout})
 	prog.finish()
 	if err != nil {
-		return dbError(err, timeout)
+		return dbError(err)
 	}
 	return writeStdout(e, func(w *bufio.Writer) error {
 		if c.Bool("json") {

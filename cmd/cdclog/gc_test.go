@@ -6,8 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
+	"github.com/cdclog/cdclog/cdc"
 	"github.com/cdclog/cdclog/recovery"
 )
 
@@ -184,5 +186,115 @@ func TestGCUsageErrors(t *testing.T) {
 		if code, _, stderr := runCLI(t, "", args...); code != exitUsage {
 			t.Fatalf("%q: exit %d, want %d: %s", args, code, exitUsage, stderr)
 		}
+	}
+}
+
+// TestGCThroughASymlinkCompactsTheTargetAndKeepsTheLink: gc --db LINK
+// used to rename the compacted file over the link, leaving the real file
+// with its stale data and the two paths locking different files. gc now
+// compacts the file the link points to, which keeps its mode and (run as
+// root) its owner, and the link stays a link.
+func TestGCThroughASymlinkCompactsTheTargetAndKeepsTheLink(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	writeTestStream(t, in, cdc.JSONL, streamSpec{Seed: 4, Times: 3000})
+	realDir := filepath.Join(dir, "data")
+	os.Mkdir(realDir, 0o755)
+	target := filepath.Join(realDir, "state.db")
+	link := filepath.Join(dir, "state.db")
+	if err := os.Symlink("data/state.db", link); err != nil {
+		t.Fatal(err)
+	}
+	mustRunBin(t, nil, "--quiet", "ingest", "--db", link, in) // created at the target
+	if err := os.Chmod(target, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	root := os.Geteuid() == 0
+	if root {
+		if err := os.Chown(target, 1234, 5678); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, _ := os.Stat(target)
+	r := mustRunBin(t, nil, "gc", "--db", link, "--json")
+	var res recovery.GCResult
+	if err := json.Unmarshal([]byte(r.Stdout), &res); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the link is no longer a link: %v %v", fi, err)
+	}
+	after, err := os.Stat(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if os.SameFile(before, after) || res.BytesAfter != after.Size() || res.BytesAfter >= res.BytesBefore {
+		t.Fatalf("the target was not compacted: %+v, %d bytes", res, after.Size())
+	}
+	if after.Mode().Perm() != 0o640 {
+		t.Errorf("mode %v after gc, want 0640", after.Mode())
+	}
+	if st := after.Sys().(*syscall.Stat_t); root && (st.Uid != 1234 || st.Gid != 5678) {
+		t.Errorf("owner %d:%d after gc, want 1234:5678", st.Uid, st.Gid)
+	}
+	if entries, _ := os.ReadDir(realDir); len(entries) != 1 {
+		t.Fatalf("files next to the database after gc: %v", entries)
+	}
+	if a, b := dbStatus(t, link), dbStatus(t, target); a.Frontier != b.Frontier || a.Frontier == 0 {
+		t.Fatalf("the link and the target disagree: frontier %d and %d", a.Frontier, b.Frontier)
+	}
+}
+
+// TestGCRefusesAPathWithNoDatabase: gc on a missing path, or on an empty
+// file, fails with "no database at this path" and creates nothing.
+func TestGCRefusesAPathWithNoDatabase(t *testing.T) {
+	dir := t.TempDir()
+	missing, empty := filepath.Join(dir, "missing.db"), filepath.Join(dir, "empty.db")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	expectFailure(t, exitFailure, nil, []string{"gc", "--db", missing}, "no database at this path", missing)
+	expectFailure(t, exitFailure, nil, []string{"gc", "--db", empty}, "no database at this path", "no committed cdclog state", empty)
+	if _, err := os.Stat(missing); err == nil {
+		t.Error("gc created the missing database")
+	}
+	if fi, err := os.Stat(empty); err != nil || fi.Size() != 0 {
+		t.Errorf("gc changed the empty file: %v %v", fi, err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("files left behind: %v", entries)
+	}
+}
+
+// TestAFailedGCRemovesItsTemporaryFile: gc on a full file system fails
+// writing the compacted copy; it says so, removes the copy, and leaves
+// the database as it was. Needs root (a small tmpfs).
+func TestAFailedGCRemovesItsTemporaryFile(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	writeTestStream(t, in, cdc.JSONL, streamSpec{Seed: 5, Times: 5000})
+	src := filepath.Join(dir, "state.db")
+	mustRunBin(t, nil, "--quiet", "ingest", "--db", src, in)
+	mnt := mountTmpfs(t, "size=16m")
+	db := filepath.Join(mnt, "state.db")
+	good := readFile(t, src)
+	if err := os.WriteFile(db, good, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Fill the file system but for 64 KiB.
+	var fs syscall.Statfs_t
+	if err := syscall.Statfs(mnt, &fs); err != nil {
+		t.Fatal(err)
+	}
+	filler := int64(fs.Bavail)*int64(fs.Bsize) - 64<<10
+	if err := os.WriteFile(filepath.Join(mnt, "filler"), make([]byte, filler), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	expectFailure(t, exitFailure, nil, []string{"gc", "--db", db, "--keep-wal", "18446744073709551615"}, "no space left on device")
+	if entries, _ := os.ReadDir(mnt); len(entries) != 2 {
+		t.Fatalf("files after the failed gc: %v", entries)
+	}
+	if a, b := dbStatus(t, db), dbStatus(t, src); a.Frontier != b.Frontier || a.WAL.Entries != b.WAL.Entries || a.WAL.Bytes != b.WAL.Bytes || a.OutputRecords != b.OutputRecords {
+		t.Fatalf("after the failed gc: %+v\nbefore: %+v", a, b)
 	}
 }

@@ -51,7 +51,7 @@ Examples:
 			onErrorFlag(),
 			&cli.IntFlag{Name: "batch-messages", Value: recovery.DefaultBatchMessages, Usage: "group commit: at most `N` messages per transaction"},
 			&cli.DurationFlag{Name: "batch-delay", Value: recovery.DefaultBatchDelay, Usage: "group commit: wait at most `D` for more messages"},
-			&cli.DurationFlag{Name: "lock-timeout", Value: 3 * time.Second, Usage: "give up after `D` if another process holds the database"},
+			&cli.DurationFlag{Name: "lock-timeout", Value: 3 * time.Second, Usage: "give up after `D` if another process holds the database (0: do not wait)"},
 		},
 		HideHelpCommand: true,
 		OnUsageError:    commandUsageError("ingest"),
@@ -68,9 +68,13 @@ func runIngest(c *cli.Context) error {
 	if err != nil {
 		return usageError("--on-error: %v", err)
 	}
+	wait, err := lockWait(c.Duration("lock-timeout"))
+	if err != nil {
+		return err
+	}
 	opts := recovery.Options{
 		BatchMessages: c.Int("batch-messages"), BatchDelay: c.Duration("batch-delay"),
-		Start: c.Uint64("start"), OnError: policy, Logger: e.log, LockTimeout: c.Duration("lock-timeout"),
+		Start: c.Uint64("start"), OnError: policy, Logger: e.log, LockTimeout: wait,
 	}
 	if out := c.String("out"); out != "" && out != "-" {
 		abs, err := filepath.Abs(out)

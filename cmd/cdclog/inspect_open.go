@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cdclog/cdclog/recovery"
+	"github.com/cdclog/cdclog/store"
 	"github.com/urfave/cli/v2"
 )
 
@@ -25,7 +26,7 @@ const defaultLockTimeout = 3 * time.Second
 func dbFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "db", Usage: "cdclog database `PATH`"},
-		&cli.DurationFlag{Name: "lock-timeout", Value: defaultLockTimeout, Usage: "give up after `D` if another process holds the database"},
+		&cli.DurationFlag{Name: "lock-timeout", Value: defaultLockTimeout, Usage: "give up after `D` if another process holds the database (0: do not wait)"},
 	}
 }
 
@@ -49,9 +50,22 @@ func dbPath(c *cli.Context, cmd string) (string, error) {
 	return p, nil
 }
 
-// lockTimeout returns --lock-timeout.
-func lockTimeout(c *cli.Context) time.Duration {
-	return givenIn(c, "lock-timeout").Duration("lock-timeout")
+// lockTimeout returns --lock-timeout as the wait to give store.Open.
+func lockTimeout(c *cli.Context) (time.Duration, error) {
+	return lockWait(givenIn(c, "lock-timeout").Duration("lock-timeout"))
+}
+
+// lockWait turns a --lock-timeout into the wait to give store.Open: 0
+// means try once and do not wait (store.NoWait), and a negative value is
+// a usage error.
+func lockWait(d time.Duration) (time.Duration, error) {
+	switch {
+	case d < 0:
+		return 0, usageError("--lock-timeout %v: give 0 (do not wait) or a positive duration", d)
+	case d == 0:
+		return store.NoWait, nil
+	}
+	return d, nil
 }
 
 // openReader opens the database named by --db read-only.
@@ -60,20 +74,23 @@ func openReader(c *cli.Context, cmd string) (*recovery.Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	timeout := lockTimeout(c)
+	timeout, err := lockTimeout(c)
+	if err != nil {
+		return nil, err
+	}
 	r, err := recovery.OpenReader(path, timeout)
 	if err != nil {
-		return nil, dbError(err, timeout)
+		return nil, dbError(err)
 	}
 	return r, nil
 }
 
 // dbError makes an error opening a database a runtime failure (exit code
 // 1) that tells the operator what to do.
-func dbError(err error, timeout time.Duration) error {
+func dbError(err error) error {
 	switch {
 	case errors.Is(err, recovery.ErrLocked):
-		err = fmt.Errorf("%w: gave up after %v; another cdclog (a running ingest or gc) has it open, so retry when it is done or raise --lock-timeout", err, timeout)
+		err = fmt.Errorf("%w; another cdclog (a running ingest or gc) has it open, so retry when it is done or raise --lock-timeout", err)
 	case errors.Is(err, recovery.ErrNotExist):
 		err = fmt.Errorf("%w (check --db; 'cdclog ingest --db PATH' creates one)", err)
 	}

@@ -12,8 +12,17 @@ package prealloc
 
 import "os"
 
-// Step is how much is reserved at a time.
-const Step = 64 << 20
+// Step is the most reserved at a time; MinStep the least. In between,
+// a reservation is as long as the file: a small file reserves little (a
+// 4-message database reserved 64 MiB for as long as it was open), and a
+// file of 64 MiB or more reserves in steps of 64 MiB, as it always did.
+const (
+	Step    = 64 << 20
+	MinStep = 1 << 20
+)
+
+// step returns how much to reserve past end.
+func step(end int64) int64 { return min(max(end, MinStep), Step) }
 
 // Ahead keeps space reserved past a growing file's end. The zero value
 // reserves nothing; use New.

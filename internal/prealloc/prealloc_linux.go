@@ -12,19 +12,21 @@ const keepSize = 0x01 // FALLOC_FL_KEEP_SIZE
 // New returns an Ahead for f, which must stay open while it is used.
 func New(f *os.File) *Ahead { return &Ahead{f: f} }
 
-// Ensure reserves space up to at least end + Step/2, a Step at a time.
-// It is best effort: a file system that cannot reserve turns it off, and
+// Ensure reserves space up to at least end + step/2, a step at a time,
+// where the step is as long as the file (from MinStep to Step). It is
+// best effort: a file system that cannot reserve turns it off, and
 // nothing else changes.
 func (a *Ahead) Ensure(end int64) {
-	if a == nil || a.off || end+Step/2 <= a.reserved {
+	n := step(end)
+	if a == nil || a.off || end+n/2 <= a.reserved {
 		return
 	}
 	from := max(a.reserved, end)
-	if err := syscall.Fallocate(int(a.f.Fd()), keepSize, from, Step); err != nil {
+	if err := syscall.Fallocate(int(a.f.Fd()), keepSize, from, n); err != nil {
 		a.off = true
 		return
 	}
-	a.reserved = from + Step
+	a.reserved = from + n
 }
 
 // Release gives back the space reserved past the file's end, by cutting
