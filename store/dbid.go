@@ -39,20 +39,23 @@ func (db *DB) ensureID() error {
 	if has || db.readOnly {
 		return nil
 	}
-	return db.Update(func(tx *bolt.Tx) error {
-		meta := tx.Bucket(BucketMeta)
-		if meta.Get(idKey) != nil {
-			return nil
-		}
-		id := make([]byte, 16)
-		if _, err := rand.Read(id); err != nil {
-			return fmt.Errorf("database id: %w", err)
-		}
-		if err := meta.Put(idKey, id); err != nil {
-			return fmt.Errorf("write database id: %w", err)
-		}
+	return db.Update(func(tx *bolt.Tx) error { return putID(tx.Bucket(BucketMeta)) })
+}
+
+// putID writes a new random id into meta unless it holds one. create
+// calls it, so a new database has its id from its first commit.
+func putID(meta *bolt.Bucket) error {
+	if meta.Get(idKey) != nil {
 		return nil
-	})
+	}
+	id := make([]byte, 16)
+	if _, err := rand.Read(id); err != nil {
+		return fmt.Errorf("database id: %w", err)
+	}
+	if err := meta.Put(idKey, id); err != nil {
+		return fmt.Errorf("write database id: %w", err)
+	}
+	return nil
 }
 
 // ReadID opens the database at path read-write (creating it if needed),

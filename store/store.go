@@ -197,6 +197,9 @@ func create(tx *bolt.Tx) error {
 	if err := meta.Put([]byte("schema"), binary.BigEndian.AppendUint64(nil, SchemaVersion)); err != nil {
 		return err
 	}
+	if err := putID(meta); err != nil {
+		return err
+	}
 	return meta.Put([]byte("created"), []byte(time.Now().UTC().Format(time.RFC3339)))
 }
 
