@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/cdclog/cdclog/store"
-	"github.com/cdclog/cdclog/wal"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -55,9 +55,15 @@ func GC(path string, o GCOptions) (GCResult, error) {
 	if fi, err := os.Stat(path); err == nil {
 		res.BytesBefore = fi.Size()
 	}
+	if err := upgrade(db, slog.Default()); err != nil {
+		return res, fmt.Errorf("gc %s: %w", path, err)
+	}
 	err = db.Update(func(tx *bolt.Tx) error {
 		cp, ok, err := loadCheckpoint(tx)
 		if err != nil || !ok {
+			return err
+		}
+		if err := crossCheck(tx, &cp, ok); err != nil {
 			return err
 		}
 		floor := cp.Frontier
@@ -69,7 +75,11 @@ func GC(path string, o GCOptions) (GCResult, error) {
 			res.Floor = cp.WALFloor
 			return nil
 		}
-		if res.ChunksDeleted, err = wal.DeleteBelow(tx, floor); err != nil {
+		l, err := readLayout(tx)
+		if err != nil {
+			return err
+		}
+		if res.ChunksDeleted, err = l.wal.DeleteBelow(tx, floor); err != nil {
 			return err
 		}
 		cp.WALFloor, res.Floor = floor, floor

@@ -28,10 +28,14 @@ func (r *Reader) rederive(tx *bolt.Tx, start rederiveStart, fn func(*cdc.Message
 	if start.done {
 		return nil // every time was released before the kept WAL begins
 	}
+	l, err := readLayout(tx)
+	if err != nil {
+		return err
+	}
 	recv := demangle.New(start.frontier)
 	var out []cdc.Message
 	var m cdc.Message
-	return wal.ScanArrival(tx, func(e *wal.Entry) error {
+	return l.wal.ScanArrival(tx, func(e *wal.Entry) error {
 		if _, err := cdc.ParseBinary(e.Body, &m); err != nil {
 			return fmt.Errorf("%w: WAL entry %d: %v", ErrCorrupt, e.Arrival, err)
 		}
@@ -168,9 +172,12 @@ func (r *Reader) Verify() (VerifyResult, error) {
 	from := start.seq
 	res := VerifyResult{Match: true, FromSeq: from}
 	err = r.db.View(func(tx *bolt.Tx) error {
-		stored := newOutputIter(tx, from)
+		stored, err := newOutputIter(tx, from)
+		if err != nil {
+			return err
+		}
 		var a, b []byte
-		err := r.rederive(tx, start, func(m *cdc.Message) error {
+		err = r.rederive(tx, start, func(m *cdc.Message) error {
 			seq, sm, ok, err := stored.next()
 			if err != nil {
 				return err
