@@ -32,7 +32,11 @@ func readConsumer(tx *bolt.Tx, name string) (next uint64, ok bool, err error) {
 	key := []byte(name)
 	v := b.Get(key)
 	if v == nil {
-		return 1, false, nil
+		// A damaged key would make a consumer look new, and resume at
+		// record 1: every position is verified (there are few) before
+		// taking the name as new.
+		err := b.ForEach(func(k, v []byte) error { _, _, err := decodeConsumer(&l, k, v); return err })
+		return 1, false, err
 	}
 	return decodeConsumer(&l, key, v)
 }

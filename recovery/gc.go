@@ -60,10 +60,13 @@ func GC(path string, o GCOptions) (GCResult, error) {
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
 		cp, ok, err := loadCheckpoint(tx)
-		if err != nil || !ok {
+		if err != nil {
 			return err
 		}
-		if err := crossCheck(tx, &cp, ok); err != nil {
+		if !ok {
+			cp = newCheckpoint(0)
+		}
+		if err := crossCheck(tx, &cp, ok); err != nil || !ok {
 			return err
 		}
 		floor := cp.Frontier

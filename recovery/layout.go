@@ -1,6 +1,7 @@
 package recovery
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -88,7 +89,7 @@ func (l *layout) unseal(bucket, key, v []byte) ([]byte, error) {
 	}
 	p, err := checksum.Unseal(key, v)
 	if err != nil {
-		return nil, &store.CorruptError{Bucket: string(bucket), Key: key, Reason: err.Error()}
+		return nil, corruptRecord(bucket, key, "%v", err)
 	}
 	return p, nil
 }
@@ -98,19 +99,20 @@ func (l *layout) unseal(bucket, key, v []byte) ([]byte, error) {
 // carry one, those before (schema 1) do not.
 func unsealKeyed(bucket, key, v []byte, from uint64) ([]byte, error) {
 	if len(key) != 8 {
-		return nil, &store.CorruptError{Bucket: string(bucket), Key: key, Reason: "key is not 8 bytes"}
+		return nil, corruptRecord(bucket, key, "key is not 8 bytes")
 	}
 	if binary.BigEndian.Uint64(key) < from {
 		return v, nil
 	}
 	p, err := checksum.Unseal(key, v)
 	if err != nil {
-		return nil, &store.CorruptError{Bucket: string(bucket), Key: key, Reason: err.Error()}
+		return nil, corruptRecord(bucket, key, "%v", err)
 	}
 	return p, nil
 }
 
-// corruptRecord returns the error for a damaged record.
+// corruptRecord returns the error for a damaged record. It copies the key,
+// which may be the database's memory, valid only in its transaction.
 func corruptRecord(bucket, key []byte, format string, args ...any) error {
-	return &store.CorruptError{Bucket: string(bucket), Key: key, Reason: fmt.Sprintf(format, args...)}
+	return &store.CorruptError{Bucket: string(bucket), Key: bytes.Clone(key), Reason: fmt.Sprintf(format, args...)}
 }

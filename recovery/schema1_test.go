@@ -3,6 +3,8 @@ package recovery
 import (
 	"bytes"
 	"context"
+	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -139,5 +141,82 @@ func TestASchema1DatabaseIsUpgradedAndIngestContinues(t *testing.T) {
 	}
 	if next, _, err := r.ConsumerPosition("audit"); next != 100 || err != nil {
 		t.Fatalf("consumer audit at %d, %v; want 100", next, err)
+	}
+}
+
+// TestADamagedChecksumBoundaryIsReported: in an upgraded database, the
+// meta record that says where checksums begin is checksummed too; a bit
+// flipped in it fails every open with a *CorruptError naming it, rather
+// than letting records pass unverified (or old ones fail).
+func TestADamagedChecksumBoundaryIsReported(t *testing.T) {
+	path := schema1Copy(t)
+	if _, err := GC(path, GCOptions{KeepTimes: math.MaxUint64}); err != nil { // upgrades and compacts
+		t.Fatal(err)
+	}
+	good, _ := os.ReadFile(path)
+	locs := locate(t, path, func(b, k []byte, _, _ int) bool { return string(b) == "meta" && string(k) == string(checksumsKey) })
+	if len(locs) != 1 {
+		t.Fatalf("located %d records", len(locs))
+	}
+	for _, at := range []int{locs[0].at, locs[0].at + 9, locs[0].at + locs[0].size - 1} {
+		bad := bytes.Clone(good)
+		bad[at] ^= 0x04
+		os.WriteFile(path, bad, 0o600)
+		_, err := OpenReader(path, 0)
+		var ce *CorruptError
+		if !errors.As(err, &ce) || ce.Bucket != "meta" || string(ce.Key) != string(checksumsKey) {
+			t.Fatalf("open with byte %d of checksums_from damaged: %v", at-locs[0].at, err)
+		}
+		if rep, err := Check(path, CheckOptions{}); err != nil || rep.OK || rep.Problems[0].Bucket != "meta" {
+			t.Fatalf("check: %+v, %v", rep.Problems, err)
+		}
+	}
+}
+
+// TestAFlippedFrontierInASchema1CheckpointIsCaughtByTheCrossCheck: a
+// schema 1 checkpoint has no checksum, but its frontier must be the upper
+// bound of the output log's last progress statement: a flipped bit there
+// (239 read as 238 or 255) fails every open, ingest included, before
+// anything is written, with a *CorruptError naming the checkpoint and
+// wrapping ErrInconsistent; check reports it.
+func TestAFlippedFrontierInASchema1CheckpointIsCaughtByTheCrossCheck(t *testing.T) {
+	path := schema1Copy(t)
+	good, _ := os.ReadFile(path)
+	at := bytes.Index(good, []byte("\xa8frontier\xcf\x00\x00\x00\x00\x00\x00\x00\xef")) // msgpack: "frontier": uint64 239
+	if at < 0 || bytes.Count(good, []byte("\xa8frontier")) != 1 {
+		t.Fatal("the checkpoint's frontier is not where expected")
+	}
+	for _, bit := range []byte{0x01, 0x10} {
+		bad := bytes.Clone(good)
+		bad[at+17] ^= bit
+		os.WriteFile(path, bad, 0o600)
+		for name, open := range map[string]func() error{
+			"ingest": func() error {
+				p, err := Open(path, Options{Logger: quietLogger()})
+				if err == nil {
+					p.Close()
+				}
+				return err
+			},
+			"inspect": func() error {
+				r, err := OpenReader(path, 0)
+				if err == nil {
+					r.Close()
+				}
+				return err
+			},
+		} {
+			err := open()
+			var ce *CorruptError
+			if !errors.As(err, &ce) || ce.Bucket != "checkpoint" || !errors.Is(err, ErrInconsistent) {
+				t.Fatalf("%s with the frontier %d: %v", name, 239^bit, err)
+			}
+		}
+		if after, _ := os.ReadFile(path); !bytes.Equal(after, bad) {
+			t.Fatal("the damaged database was written to")
+		}
+		if rep, err := Check(path, CheckOptions{}); err != nil || rep.OK {
+			t.Fatalf("check: %+v, %v", rep, err)
+		}
 	}
 }

@@ -20,7 +20,8 @@ type CorruptError struct {
 	// Bucket is the top-level bucket, such as "walseq" or "output".
 	Bucket string
 	// Key is the record's key; nil when the damage is not in one record
-	// (a missing bucket, two records that disagree).
+	// (a missing bucket). It is a copy, valid after the transaction that
+	// read the record.
 	Key []byte
 	// Reason says what is wrong, such as "checksum mismatch: stored
 	// 1c2d3e4f, computed 0a0b0c0d".

@@ -16,9 +16,9 @@ type CheckStats struct {
 	Chunks, Indexed int
 	// Entries is the number of entries in the chunks that decoded.
 	Entries uint64
-	// Legacy is the number of chunks without a checksum (written before
-	// schema 2), read unverified.
-	Legacy int
+	// Legacy and LegacyIndex are the numbers of chunks and index records
+	// without a checksum (written before schema 2), read unverified.
+	Legacy, LegacyIndex int
 }
 
 // Check reads the whole log, as 'cdclog check' does: every index record
@@ -53,6 +53,9 @@ func (l Log) Check(tx *bolt.Tx, fn func(*Entry) error, problem func(*store.Corru
 		if err != nil {
 			report(err)
 			continue
+		}
+		if len(v) == indexFields {
+			st.LegacyIndex++
 		}
 		n := binary.BigEndian.Uint64(k[8:])
 		if other, dup := byChunk[n]; dup {

@@ -1,6 +1,7 @@
 package wal
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -35,9 +36,10 @@ const (
 // that reports damaged log data.
 var ErrCorrupt = errors.New("corrupt write-ahead log")
 
-// corrupt returns the error for a damaged record of the log.
+// corrupt returns the error for a damaged record of the log. It copies the
+// key, which may be the database's memory, valid only in its transaction.
 func corrupt(bucket []byte, key []byte, reason string) error {
-	return &store.CorruptError{Bucket: string(bucket), Key: key, Reason: reason, Err: ErrCorrupt}
+	return &store.CorruptError{Bucket: string(bucket), Key: bytes.Clone(key), Reason: reason, Err: ErrCorrupt}
 }
 
 // chunkReader decodes a chunk entry by entry.

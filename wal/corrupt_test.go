@@ -219,3 +219,31 @@ func TestCheckFindsChunksAndIndexRecordsWithoutTheirPair(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 }
+
+// TestAnIndexKeyDamagedBelowTheScanIsReported: a flipped bit that moves an
+// index record's time below the one Scan seeks to would hide its chunk
+// (entries at or above that time) from the scan; Scan verifies the record
+// before the first it visits, so it reports it, whether the hidden record
+// is the last one or has others after it.
+func TestAnIndexKeyDamagedBelowTheScanIsReported(t *testing.T) {
+	for _, chunks := range []uint64{2, 3} {
+		db := openTestDB(t, t.TempDir())
+		for c := range chunks {
+			var b Batch
+			for i := range uint64(3) {
+				b.Add(Entry{Time: 10*c + i, Arrival: 3*c + i, Body: []byte("m")})
+			}
+			db.Update(func(tx *bolt.Tx) error { _, err := b.Write(tx, c, c); return err })
+		}
+		good, bad := walKey(12, 1), walKey(4, 1) // bit 3 of the last time flipped
+		db.Update(func(tx *bolt.Tx) error {
+			b := tx.Bucket(bucketWAL)
+			v := slices.Clone(b.Get(good))
+			b.Delete(good)
+			return b.Put(bad, v)
+		})
+		err := db.View(func(tx *bolt.Tx) error { return Log{}.Scan(tx, 5, func(*Entry) error { return nil }) })
+		expectCorrupt(t, err, string(bucketWAL), bad)
+		db.Close()
+	}
+}

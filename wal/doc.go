@@ -51,9 +51,11 @@
 // the noise of that machine).
 //
 // What a checksum cannot show is a record that is not read: a damaged
-// index key that now sorts below the time Scan seeks to hides its chunk
-// from Scan. bbolt's own check (key order, in 'cdclog check') and Check's
-// pairing of chunks with index records find that.
+// index key that now sorts below the time Scan seeks to would hide its
+// chunk from Scan. In a leaf page the seek then lands just after that
+// record, so Scan also verifies the record before the first one it
+// visits. bbolt's own check (key order, in 'cdclog check') and Check's
+// pairing of chunks with index records find any other case.
 //
 // # Older chunks
 //

@@ -123,7 +123,17 @@ func (l Log) Scan(tx *bolt.Tx, from uint64, fn func(*Entry) error) error {
 		return err
 	}
 	c := wal.Cursor()
-	for k, v := c.Seek(binary.BigEndian.AppendUint64(nil, from)); k != nil; k, v = c.Next() {
+	seek := binary.BigEndian.AppendUint64(nil, from)
+	c.Seek(seek)
+	// A damaged key that now sorts below from would hide its chunk from
+	// the seek; in a leaf, the seek then lands just after it, so the record
+	// before the first one visited is verified too.
+	if k, v := c.Prev(); k != nil {
+		if _, err := l.readIndex(k, v); err != nil {
+			return err
+		}
+	}
+	for k, v := c.Seek(seek); k != nil; k, v = c.Next() {
 		x, err := l.readIndex(k, v)
 		if err != nil {
 			return err

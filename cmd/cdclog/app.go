@@ -64,5 +64,6 @@ func commands() []*cli.Command {
 		inspectCommand(),
 		mergeCommand(),
 		gcCommand(),
+		checkCommand(),
 	}
 }
