@@ -45,10 +45,11 @@
 // index record. Damage is a *store.CorruptError naming the bucket and the
 // key, wrapping both store.ErrCorrupt and this package's ErrCorrupt. The
 // checksum costs 6.3 µs per full chunk (32 KiB, 5 GB/s with the CPU's
-// CRC32 instruction: internal/checksum's BenchmarkOf, measured on a loaded
-// machine), so at most about 0.2 ms for a group commit of 32K messages
-// (BenchmarkBatchWrite: 4 to 8 ms per such batch before and after, within
-// the noise of that machine).
+// CRC32 instruction: internal/checksum's BenchmarkOf), and in CPU profiles
+// 1.5% of BenchmarkBatchWrite (a group commit's WAL work without fsync)
+// and 1.6% of recovery's BenchmarkProcessorSubmit/no-db-fsync (the whole
+// durable path), measured on a loaded 2-core machine, whose wall-clock
+// times were too noisy to compare but whose profile shares hold.
 //
 // What a checksum cannot show is a record that is not read: a damaged
 // index key that now sorts below the time Scan seeks to would hide its
