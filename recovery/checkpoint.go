@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/cdclog/cdclog/demangle"
+	"github.com/cdclog/cdclog/internal/checksum"
 	"github.com/cdclog/cdclog/store"
 	"github.com/vmihailenco/msgpack/v5"
 	bolt "go.etcd.io/bbolt"
@@ -56,32 +57,53 @@ func newCheckpoint(start uint64) checkpoint {
 	return checkpoint{Frontier: start, NextOutput: 1, NextQuarantine: 1, Sink: sinkState{Next: 1}}
 }
 
-// loadCheckpoint reads the checkpoint; ok is false in a new database.
+// loadCheckpoint reads the checkpoint, verifying its checksum (see save);
+// ok is false in a new database.
 func loadCheckpoint(tx *bolt.Tx) (cp checkpoint, ok bool, err error) {
+	l, err := readLayout(tx)
+	if err != nil {
+		return cp, false, err
+	}
 	b := tx.Bucket(store.BucketCheckpoint)
 	if b == nil {
-		return cp, false, fmt.Errorf("%w: checkpoint bucket missing", ErrCorrupt)
+		return cp, false, corruptRecord(store.BucketCheckpoint, nil, "bucket missing")
 	}
 	v := b.Get(checkpointKey)
 	if v == nil {
 		return cp, false, nil
 	}
+	if v, err = l.unseal(store.BucketCheckpoint, checkpointKey, v); err != nil {
+		return cp, false, err
+	}
 	if err := msgpack.Unmarshal(v, &cp); err != nil {
-		return cp, false, fmt.Errorf("%w: checkpoint: %v", ErrCorrupt, err)
+		return cp, false, corruptRecord(store.BucketCheckpoint, checkpointKey, "%v", err)
 	}
 	if cp.NextOutput == 0 || cp.Sink.Next == 0 || cp.NextQuarantine == 0 {
-		return cp, false, fmt.Errorf("%w: checkpoint has zero sequence numbers", ErrCorrupt)
+		return cp, false, corruptRecord(store.BucketCheckpoint, checkpointKey, "zero sequence numbers")
 	}
 	return cp, true, nil
 }
 
+// save writes the checkpoint: its msgpack encoding sealed with a CRC-32C
+// of the key and the encoding (internal/checksum). Only a database with
+// checksums is written to (Open and GC upgrade an older one first), so a
+// checkpoint is always sealed when written; it refuses any other, rather
+// than write a sealed record where readers expect none.
 func (cp *checkpoint) save(tx *bolt.Tx) error {
 	cp.Committed = time.Now().UnixNano()
+	return cp.put(tx)
+}
+
+// put writes the checkpoint as it is (save stamps it first).
+func (cp *checkpoint) put(tx *bolt.Tx) error {
+	if s := store.Schema(tx); s != store.SchemaVersion {
+		return fmt.Errorf("write checkpoint: the database has schema %d, not %d (not upgraded)", s, store.SchemaVersion)
+	}
 	v, err := msgpack.Marshal(cp)
 	if err != nil {
 		return fmt.Errorf("encode checkpoint: %w", err)
 	}
-	if err := tx.Bucket(store.BucketCheckpoint).Put(checkpointKey, v); err != nil {
+	if err := tx.Bucket(store.BucketCheckpoint).Put(checkpointKey, checksum.Seal(checkpointKey, v)); err != nil {
 		return fmt.Errorf("write checkpoint: %w", err)
 	}
 	return nil

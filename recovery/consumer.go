@@ -2,7 +2,6 @@ package recovery
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"iter"
@@ -29,11 +28,9 @@ func (p *Processor) Consumer(name string) (*Consumer, error) {
 		return nil, errors.New("consumer name is empty")
 	}
 	c := &Consumer{p: p, name: name, next: 1}
-	err := p.db.View(func(tx *bolt.Tx) error {
-		if v := tx.Bucket(store.BucketConsumers).Get([]byte(name)); len(v) == 8 {
-			c.next = binary.BigEndian.Uint64(v)
-		}
-		return nil
+	err := p.db.View(func(tx *bolt.Tx) (err error) {
+		c.next, _, err = readConsumer(tx, name)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("consumer %s: %w", name, err)
@@ -77,7 +74,7 @@ func (c *Consumer) Commit(ctx context.Context, seq uint64) error {
 		return err
 	}
 	err := c.p.db.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket(store.BucketConsumers).Put([]byte(c.name), binary.BigEndian.AppendUint64(nil, seq+1))
+		return tx.Bucket(store.BucketConsumers).Put([]byte(c.name), consumerValue(c.name, seq+1))
 	})
 	if err != nil {
 		return fmt.Errorf("commit consumer %s at %d: %w", c.name, seq, err)

@@ -33,3 +33,7 @@ var (
 	ErrNewerSchema = store.ErrNewerSchema
 	ErrNotExist    = store.ErrNotExist
 )
+
+// CorruptError is store.CorruptError, re-exported: a damaged record, with
+// the bucket and key it is stored under. Every one wraps ErrCorrupt.
+type CorruptError = store.CorruptError

@@ -2,10 +2,10 @@ package recovery
 
 import (
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/cdclog/cdclog/store"
-	"github.com/cdclog/cdclog/wal"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -53,9 +53,18 @@ func GC(path string, o GCOptions) (GCResult, error) {
 		return res, fmt.Errorf("gc %s: %w", path, err)
 	}
 	res.BytesAfter = res.BytesBefore
+	if err := upgrade(db, slog.Default()); err != nil {
+		return res, fmt.Errorf("gc %s: %w", path, err)
+	}
 	err = db.Update(func(tx *bolt.Tx) error {
 		cp, ok, err := loadCheckpoint(tx)
-		if err != nil || !ok {
+		if err != nil {
+			return err
+		}
+		if !ok {
+			cp = newCheckpoint(0)
+		}
+		if err := crossCheck(tx, &cp, ok); err != nil || !ok {
 			return err
 		}
 		floor := cp.Frontier
@@ -67,7 +76,11 @@ func GC(path string, o GCOptions) (GCResult, error) {
 			res.Floor = cp.WALFloor
 			return nil
 		}
-		if res.ChunksDeleted, err = wal.DeleteBelow(tx, floor); err != nil {
+		l, err := readLayout(tx)
+		if err != nil {
+			return err
+		}
+		if res.ChunksDeleted, err = l.wal.DeleteBelow(tx, floor); err != nil {
 			return err
 		}
 		cp.WALFloor, res.Floor = floor, floor

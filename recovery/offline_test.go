@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cdclog/cdclog/cdc"
+	"github.com/cdclog/cdclog/internal/checksum"
 	"github.com/cdclog/cdclog/store"
 	bolt "go.etcd.io/bbolt"
 )
@@ -57,7 +58,7 @@ func TestVerifyCatchesADifferenceInTheStoredOutput(t *testing.T) {
 			c.add(&m)
 		})
 		wantDiff = altered
-		return b.Put(k, c.value())
+		return b.Put(k, c.value(k))
 	})
 	db.Close()
 	r, _ := OpenReader(path, 0)
@@ -68,7 +69,10 @@ func TestVerifyCatchesADifferenceInTheStoredOutput(t *testing.T) {
 	}
 }
 
+// scanChunkForTest decodes the records of a stored output chunk, skipping
+// its checksum.
 func scanChunkForTest(v []byte, fn func(cdc.Message)) {
+	v = v[checksum.Size:]
 	n, w := binary.Uvarint(v)
 	v = v[w:]
 	for i := uint64(0); i < n; i++ {

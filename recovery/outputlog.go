@@ -5,17 +5,22 @@ import (
 	"fmt"
 
 	"github.com/cdclog/cdclog/cdc"
+	"github.com/cdclog/cdclog/internal/checksum"
 	"github.com/cdclog/cdclog/internal/lenprefix"
 	"github.com/cdclog/cdclog/store"
 	bolt "go.etcd.io/bbolt"
 )
 
 // The output log: key = sequence number of the chunk's first record (8
-// bytes BE); value = uvarint record count, then per record uvarint length
-// and the record in cdc's binary encoding. A batch's records are cut into
-// chunks of at most outputChunkBytes, so a batch costs a few keys, and no
-// value is big: bbolt rewrites the leaf it appends to, values included, so
-// one big value per batch was copied again by the next commit.
+// bytes BE); value = CRC-32C (4 bytes BE) of the key and of the rest of the
+// value, then uvarint record count, then per record uvarint length and the
+// record in cdc's binary encoding. (A schema 1 database's chunks, below
+// its layout's outputFrom, have no checksum.) The chunks follow one
+// another: each starts at the record after the previous one's last. A
+// batch's records are cut into chunks of at most outputChunkBytes, so a
+// batch costs a few keys, and no value is big: bbolt rewrites the leaf it
+// appends to, values included, so one big value per batch was copied
+// again by the next commit.
 const outputChunkBytes = 32 << 10
 
 // Record is one message of the clean output stream and its sequence
@@ -26,15 +31,17 @@ type Record struct {
 }
 
 // outputChunk is one value of the output log being built. Its body starts
-// with room for the record count, so that the value is a slice of it.
+// with room for the checksum and the record count, so that the value is a
+// slice of it.
 type outputChunk struct {
 	first uint64
 	n     int
 	body  []byte
 }
 
-// countRoom is the room kept at the start of a chunk's body for its count.
-const countRoom = binary.MaxVarintLen64
+// countRoom is the room kept at the start of a chunk's body for its
+// checksum and count.
+const countRoom = checksum.Size + binary.MaxVarintLen64
 
 func (c *outputChunk) reset(first uint64) {
 	c.first, c.n = first, 0
@@ -47,14 +54,16 @@ func (c *outputChunk) add(m *cdc.Message) {
 	c.n++
 }
 
-// value returns the chunk's bbolt value: the record count, then the
-// records. It aliases the body.
-func (c *outputChunk) value() []byte {
+// value returns the chunk's bbolt value, under key: the checksum, the
+// record count, then the records. It aliases the body.
+func (c *outputChunk) value(key []byte) []byte {
 	var hdr [binary.MaxVarintLen64]byte
 	h := binary.PutUvarint(hdr[:], uint64(c.n))
-	start := countRoom - h
-	copy(c.body[start:], hdr[:h])
-	return c.body[start:]
+	start := countRoom - h - checksum.Size
+	copy(c.body[start+checksum.Size:], hdr[:h])
+	v := c.body[start:]
+	binary.BigEndian.PutUint32(v, checksum.Of(key, v[checksum.Size:]))
+	return v
 }
 
 // outputRecords accumulates a batch's output records, numbered from
@@ -103,7 +112,8 @@ func writeOutput(tx *bolt.Tx, o *outputRecords) error {
 		if c.n == 0 {
 			continue
 		}
-		if err := b.Put(binary.BigEndian.AppendUint64(nil, c.first), c.value()); err != nil {
+		k := binary.BigEndian.AppendUint64(nil, c.first)
+		if err := b.Put(k, c.value(k)); err != nil {
 			return fmt.Errorf("write output log: %w", err)
 		}
 	}
@@ -114,7 +124,10 @@ func writeOutput(tx *bolt.Tx, o *outputRecords) error {
 // order, until fn returns false or an error. Records alias the database:
 // valid only inside tx.
 func scanOutput(tx *bolt.Tx, from uint64, fn func(seq uint64, m *cdc.Message) (bool, error)) error {
-	it := newOutputIter(tx, from)
+	it, err := newOutputIter(tx, from)
+	if err != nil {
+		return err
+	}
 	for {
 		seq, m, ok, err := it.next()
 		if err != nil || !ok {
@@ -138,7 +151,9 @@ func cloneMessage(m *cdc.Message) cdc.Message {
 	return c
 }
 
-// outputIter walks the output log record by record inside one transaction.
+// outputIter walks the output log record by record inside one
+// transaction, verifying each chunk as it enters it: its checksum, that it
+// starts where the one before ended, and that its records decode.
 type outputIter struct {
 	c     *bolt.Cursor
 	k, v  []byte // current chunk, v positioned at its next record
@@ -147,10 +162,20 @@ type outputIter struct {
 	from  uint64
 	m     cdc.Message
 	begun bool
+	// checksumsFrom is the first chunk key with a checksum (layout).
+	checksumsFrom uint64
 }
 
-func newOutputIter(tx *bolt.Tx, from uint64) *outputIter {
-	return &outputIter{c: tx.Bucket(store.BucketOutput).Cursor(), from: max(from, 1)}
+func newOutputIter(tx *bolt.Tx, from uint64) (*outputIter, error) {
+	l, err := readLayout(tx)
+	if err != nil {
+		return nil, err
+	}
+	b := tx.Bucket(store.BucketOutput)
+	if b == nil {
+		return nil, corruptRecord(store.BucketOutput, nil, "bucket missing")
+	}
+	return &outputIter{c: b.Cursor(), from: max(from, 1), checksumsFrom: l.outputFrom}, nil
 }
 
 // next returns the next record at or after from; ok is false at the end,
@@ -160,28 +185,37 @@ func (it *outputIter) next() (seq uint64, m *cdc.Message, ok bool, err error) {
 		for it.left > 0 {
 			size, w := binary.Uvarint(it.v)
 			if w <= 0 || size > uint64(len(it.v)-w) {
-				return it.seq, nil, false, fmt.Errorf("%w: output record %d", ErrCorrupt, it.seq)
+				return it.seq, nil, false, corruptRecord(store.BucketOutput, it.k, "record %d overruns its chunk", it.seq)
 			}
 			rec := it.v[w : w+int(size)]
 			it.v, it.left = it.v[w+int(size):], it.left-1
 			seq := it.seq
 			it.seq++
+			if it.left == 0 && len(it.v) > 0 {
+				return seq, nil, false, corruptRecord(store.BucketOutput, it.k, "%d bytes after the last record", len(it.v))
+			}
 			if seq < it.from {
 				continue
 			}
 			if _, err := cdc.ParseBinary(rec, &it.m); err != nil {
-				return seq, nil, false, fmt.Errorf("%w: output record %d: %v", ErrCorrupt, seq, err)
+				return seq, nil, false, corruptRecord(store.BucketOutput, it.k, "record %d: %v", seq, err)
 			}
 			return seq, &it.m, true, nil
 		}
-		if !it.advance() {
+		more, err := it.advance()
+		if err != nil {
+			return it.seq, nil, false, err
+		}
+		if !more {
 			return max(it.seq, it.from), nil, false, nil
 		}
 	}
 }
 
-// advance moves to the next chunk that may hold records at or after from.
-func (it *outputIter) advance() bool {
+// advance moves to the next chunk that may hold records at or after from
+// and verifies it; it returns false at the end of the log.
+func (it *outputIter) advance() (bool, error) {
+	expect := it.begun // a chunk after another must start where it ended
 	if !it.begun {
 		it.begun = true
 		it.k, it.v = it.c.Seek(binary.BigEndian.AppendUint64(nil, it.from))
@@ -194,12 +228,24 @@ func (it *outputIter) advance() bool {
 		it.k, it.v = it.c.Next()
 	}
 	if it.k == nil {
-		return false
+		return false, nil
 	}
-	n, w := binary.Uvarint(it.v)
-	if w <= 0 {
-		return false
+	v, err := unsealKeyed(store.BucketOutput, it.k, it.v, it.checksumsFrom)
+	if err != nil {
+		return false, err
 	}
-	it.seq, it.left, it.v = binary.BigEndian.Uint64(it.k), n, it.v[w:]
-	return true
+	first := binary.BigEndian.Uint64(it.k)
+	switch {
+	case expect && first != it.seq:
+		return false, corruptRecord(store.BucketOutput, it.k, "chunk starts at record %d, the one before ends at %d", first, it.seq-1)
+	case !expect && first > it.from:
+		// The log is never cut: its first chunk starts at record 1.
+		return false, corruptRecord(store.BucketOutput, it.k, "the log's first chunk starts at record %d", first)
+	}
+	n, w := binary.Uvarint(v)
+	if w <= 0 || n == 0 {
+		return false, corruptRecord(store.BucketOutput, it.k, "bad record count")
+	}
+	it.seq, it.left, it.v = first, n, v[w:]
+	return true, nil
 }

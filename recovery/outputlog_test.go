@@ -22,7 +22,7 @@ func TestOutputChunkRoundTripsRecordsOfEveryLengthClass(t *testing.T) {
 		want = append(want, cdc.NewProgress(0, 7))
 		c.add(&want[len(want)-1])
 		var got []cdc.Message
-		scanChunkForTest(c.value(), func(m cdc.Message) { got = append(got, m) })
+		scanChunkForTest(c.value([]byte("key")), func(m cdc.Message) { got = append(got, m) })
 		if len(got) != len(want) || c.first != first {
 			t.Fatalf("round %d: %d records from chunk %d, want %d from %d", round, len(got), c.first, len(want), first)
 		}

@@ -17,6 +17,7 @@ import (
 // methods are safe for concurrent use.
 type Processor struct {
 	db   *store.DB
+	id   string // the database's id (store.ID)
 	opts Options
 	log  *slog.Logger
 
@@ -76,7 +77,7 @@ func Open(path string, opts Options) (*Processor, error) {
 }
 
 func start(db *store.DB, o Options) (*Processor, error) {
-	cp, recv, err := recoverState(db, o.Start)
+	cp, recv, err := recoverState(db, o.Start, o.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +96,14 @@ func start(db *store.DB, o Options) (*Processor, error) {
 			return nil, err
 		}
 	}
-	if err := db.Update(func(tx *bolt.Tx) error { return p.cp.save(tx) }); err != nil {
+	err = db.Update(func(tx *bolt.Tx) error {
+		if err := store.EnsureID(tx); err != nil {
+			return err
+		}
+		p.id = store.ID(tx)
+		return p.cp.save(tx)
+	})
+	if err != nil {
 		return nil, fmt.Errorf("write checkpoint: %w", err)
 	}
 	p.committed = p.cp.clone()
@@ -188,6 +196,10 @@ func (p *Processor) failure() error {
 	defer p.mu.Unlock()
 	return p.failed
 }
+
+// DatabaseID returns the database's id: 32 hex characters, stable for the
+// life of the file (see store.ID). Broker outputs stamp records with it.
+func (p *Processor) DatabaseID() string { return p.id }
 
 // Cursor returns the value last committed for the named producer cursor,
 // or nil.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cdclog/cdclog/cdc"
+	"github.com/cdclog/cdclog/internal/checksum"
 	"github.com/cdclog/cdclog/store"
 	"github.com/vmihailenco/msgpack/v5"
 	bolt "go.etcd.io/bbolt"
@@ -47,6 +48,9 @@ func (v *quarantineValue) record() (QuarantineRecord, error) {
 	}}, nil
 }
 
+// writeQuarantine stores the records, each under its sequence number (8
+// bytes BE): a CRC-32C of the key and the msgpack encoding, then the
+// encoding (internal/checksum's sealed value).
 func writeQuarantine(tx *bolt.Tx, recs []QuarantineRecord) error {
 	if len(recs) == 0 {
 		return nil
@@ -59,27 +63,61 @@ func writeQuarantine(tx *bolt.Tx, recs []QuarantineRecord) error {
 		if err != nil {
 			return fmt.Errorf("encode quarantine record: %w", err)
 		}
-		if err := b.Put(binary.BigEndian.AppendUint64(nil, recs[i].Seq), v); err != nil {
+		k := binary.BigEndian.AppendUint64(nil, recs[i].Seq)
+		if err := b.Put(k, checksum.Seal(k, v)); err != nil {
 			return fmt.Errorf("write quarantine record: %w", err)
 		}
 	}
 	return nil
 }
 
+// scanQuarantine calls fn for each record, in order, verifying each: its
+// checksum (in a database upgraded from schema 1, from the first record
+// written with one), its decoding, and that the records are numbered 1, 2,
+// 3... under keys that say the same.
 func scanQuarantine(tx *bolt.Tx, fn func(*QuarantineRecord) error) error {
-	c := tx.Bucket(store.BucketQuarantine).Cursor()
+	l, err := readLayout(tx)
+	if err != nil {
+		return err
+	}
+	b := tx.Bucket(store.BucketQuarantine)
+	if b == nil {
+		return corruptRecord(store.BucketQuarantine, nil, "bucket missing")
+	}
+	c := b.Cursor()
+	want := uint64(1)
 	for k, v := c.First(); k != nil; k, v = c.Next() {
-		var qv quarantineValue
-		if err := msgpack.Unmarshal(v, &qv); err != nil {
-			return fmt.Errorf("%w: quarantine record %x: %v", ErrCorrupt, k, err)
-		}
-		r, err := qv.record()
+		r, err := readQuarantine(k, v, l.quarantineFrom)
 		if err != nil {
-			return fmt.Errorf("%w: quarantine record %x: %v", ErrCorrupt, k, err)
+			return err
 		}
+		if r.Seq != want {
+			return corruptRecord(store.BucketQuarantine, k, "record %d where record %d belongs", r.Seq, want)
+		}
+		want++
 		if err := fn(&r); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// readQuarantine verifies and decodes the record v stored under key k.
+func readQuarantine(k, v []byte, checksumsFrom uint64) (QuarantineRecord, error) {
+	v, err := unsealKeyed(store.BucketQuarantine, k, v, checksumsFrom)
+	if err != nil {
+		return QuarantineRecord{}, err
+	}
+	var qv quarantineValue
+	if err := msgpack.Unmarshal(v, &qv); err != nil {
+		return QuarantineRecord{}, corruptRecord(store.BucketQuarantine, k, "%v", err)
+	}
+	r, err := qv.record()
+	if err != nil {
+		return QuarantineRecord{}, corruptRecord(store.BucketQuarantine, k, "%v", err)
+	}
+	if r.Seq != binary.BigEndian.Uint64(k) {
+		return r, corruptRecord(store.BucketQuarantine, k, "holds record %d", r.Seq)
+	}
+	return r, nil
 }

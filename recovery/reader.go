@@ -29,11 +29,14 @@ func OpenReader(path string, lockTimeout time.Duration) (*Reader, error) {
 	r := &Reader{db: db}
 	err = db.View(func(tx *bolt.Tx) error {
 		cp, ok, err := loadCheckpoint(tx)
-		if !ok && err == nil {
+		if err != nil {
+			return err
+		}
+		if !ok {
 			cp = newCheckpoint(0)
 		}
 		r.cp = cp
-		return err
+		return crossCheck(tx, &cp, ok)
 	})
 	if err != nil {
 		db.Close()
@@ -107,7 +110,11 @@ type WALEntry struct {
 func (r *Reader) WAL(from, to uint64, fn func(*WALEntry) error) error {
 	var we WALEntry
 	return r.db.View(func(tx *bolt.Tx) error {
-		return wal.Scan(tx, from, func(e *wal.Entry) error {
+		l, err := readLayout(tx)
+		if err != nil {
+			return err
+		}
+		return l.wal.Scan(tx, from, func(e *wal.Entry) error {
 			if e.Time > to {
 				return nil
 			}

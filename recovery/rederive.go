@@ -11,24 +11,31 @@ import (
 )
 
 // Rederive recomputes the clean stream from the WAL alone: a fresh receiver
-// (at the start frontier, or at the floor left by gc) is fed every logged
-// message in the order it was accepted, and fn gets each output message.
-// Since the output depends only on that order, the result equals the
-// stored output when the WAL is whole. After gc it covers only times from
-// the WAL floor on.
+// (at the start frontier) is fed every logged message in the order it was
+// accepted, and fn gets each output message. Since the output depends only
+// on that order, the result equals the stored output when the WAL is whole.
+// After gc it starts at the first step of the frontier at or above the WAL
+// floor (see rederiveStart), and equals the stored output from there on.
 func (r *Reader) Rederive(fn func(*cdc.Message) error) error {
-	start, err := r.startFrontier()
+	start, err := r.rederiveStart()
 	if err != nil {
 		return err
 	}
 	return r.db.View(func(tx *bolt.Tx) error { return r.rederive(tx, start, fn) })
 }
 
-func (r *Reader) rederive(tx *bolt.Tx, start uint64, fn func(*cdc.Message) error) error {
-	recv := demangle.New(start)
+func (r *Reader) rederive(tx *bolt.Tx, start rederiveStart, fn func(*cdc.Message) error) error {
+	if start.done {
+		return nil // every time was released before the kept WAL begins
+	}
+	l, err := readLayout(tx)
+	if err != nil {
+		return err
+	}
+	recv := demangle.New(start.frontier)
 	var out []cdc.Message
 	var m cdc.Message
-	return wal.ScanArrival(tx, func(e *wal.Entry) error {
+	return l.wal.ScanArrival(tx, func(e *wal.Entry) error {
 		if _, err := cdc.ParseBinary(e.Body, &m); err != nil {
 			return fmt.Errorf("%w: WAL entry %d: %v", ErrCorrupt, e.Arrival, err)
 		}
@@ -46,30 +53,92 @@ func (r *Reader) rederive(tx *bolt.Tx, start uint64, fn func(*cdc.Message) error
 	})
 }
 
-// startFrontier is the frontier the WAL starts from: the gc floor, or the
-// frontier the database was created with (the lower bound of the first
-// output record's progress, when there is output).
-func (r *Reader) startFrontier() (uint64, error) {
-	if r.cp.WALFloor > 0 {
-		return r.cp.WALFloor, nil
+// rederiveStart is where a re-derivation starts: the frontier a fresh
+// receiver starts at, and the sequence number of the first stored record
+// released after the stored receiver's frontier reached it.
+type rederiveStart struct {
+	frontier uint64
+	done     bool // the stored receiver had released every time there
+	seq      uint64
+}
+
+// rederiveStart finds where to re-derive from. With the whole WAL, that is
+// the frontier the database was created with (the lower bound of the first
+// output record's progress, or the checkpoint's frontier when nothing was
+// released) and record 1.
+//
+// After gc the WAL holds every message at or above the floor, but the
+// floor (frontier - --keep-wal) may fall strictly inside one step of the
+// frontier, [lower, upper) released at once: a receiver started at the
+// floor then releases [floor, upper) on its own, often earlier and in
+// other steps, and its output differs from the stored records though both
+// are right (issue 12, item 9). So the start is the first step boundary at
+// or above the floor, B: up to the moment the stored receiver's frontier
+// reached B, time B was not complete (or the frontier would have gone
+// past it), so a fresh receiver at B releases nothing before that moment
+// either, and from then on both hold the same messages at or above B and
+// release the same records, as a restart from a checkpoint at B would.
+//
+// A boundary is the upper bound of the last of consecutive progress
+// records: a step emits its updates, then its progress (which a split
+// statement would make several consecutive records), so the upper bound of
+// a progress record followed by an update, or by nothing, is a frontier
+// the stored receiver stood at. Consecutive steps without updates make one
+// run and count as one boundary: the start may be later than it could be,
+// never wrong.
+func (r *Reader) rederiveStart() (rederiveStart, error) {
+	floor := r.cp.WALFloor
+	start := rederiveStart{frontier: r.cp.Frontier, done: r.cp.Done, seq: 1}
+	var (
+		found, any bool
+		run        bool // the previous record is a progress record
+		prev       cdc.Progress
+		prevSeq    uint64
+	)
+	// boundary sets start at the end of the run whose last record is
+	// prev, if that is at or above the floor.
+	boundary := func() bool {
+		switch {
+		case prev.Unbounded:
+			start = rederiveStart{done: true, seq: prevSeq + 1}
+		case prev.Upper >= floor:
+			start = rederiveStart{frontier: prev.Upper, seq: prevSeq + 1}
+		default:
+			return false
+		}
+		return true
 	}
-	var start uint64
-	found := false
 	err := r.Records(1, func(rec *Record) error {
 		if rec.Msg.Kind == cdc.KindProgress {
-			start, found = rec.Msg.Progress.Lower, true
-			return errStop
+			if !any && rec.Msg.Progress.Lower >= floor {
+				// The creation frontier is the first boundary.
+				start, found = rederiveStart{frontier: rec.Msg.Progress.Lower, seq: 1}, true
+				return errStop
+			}
+			any, run, prev, prevSeq = true, true, rec.Msg.Progress, rec.Seq
+			return nil
+		}
+		if run {
+			if found = boundary(); found {
+				return errStop
+			}
+			run = false
 		}
 		return nil
 	})
 	if err != nil && !errors.Is(err, errStop) {
-		return 0, err
+		return start, err
 	}
-	if !found {
-		// No output yet: nothing was released, so the frontier has not
-		// moved since creation.
-		start = r.cp.Frontier
+	if !found && run {
+		found = boundary()
 	}
+	if !found && any {
+		// gc never sets the floor above the frontier, which is the last
+		// step's upper bound.
+		return start, fmt.Errorf("%w: the WAL floor %d is past the stored output's last step", ErrInconsistent, floor)
+	}
+	// Without output nothing was released: the frontier has not moved
+	// since creation, and start is the checkpoint's.
 	return start, nil
 }
 
@@ -87,25 +156,28 @@ type VerifyResult struct {
 	FirstDiff uint64
 	Stored    string
 	Derived   string
+	// FromSeq is the first stored record compared: 1, or after gc the
+	// first one released once the frontier reached the kept WAL.
+	FromSeq uint64
 }
 
 // Verify re-derives the clean stream from the WAL and compares it with the
 // stored output, record by record, in one read transaction and constant
 // memory.
 func (r *Reader) Verify() (VerifyResult, error) {
-	start, err := r.startFrontier()
+	start, err := r.rederiveStart()
 	if err != nil {
 		return VerifyResult{}, err
 	}
-	from := uint64(1)
-	if r.cp.WALFloor > 0 {
-		from = r.firstRecordFrom(r.cp.WALFloor)
-	}
-	res := VerifyResult{Match: true}
+	from := start.seq
+	res := VerifyResult{Match: true, FromSeq: from}
 	err = r.db.View(func(tx *bolt.Tx) error {
-		stored := newOutputIter(tx, from)
+		stored, err := newOutputIter(tx, from)
+		if err != nil {
+			return err
+		}
 		var a, b []byte
-		err := r.rederive(tx, start, func(m *cdc.Message) error {
+		err = r.rederive(tx, start, func(m *cdc.Message) error {
 			seq, sm, ok, err := stored.next()
 			if err != nil {
 				return err
@@ -137,17 +209,4 @@ func (r *Reader) Verify() (VerifyResult, error) {
 		return res, err
 	}
 	return res, nil
-}
-
-// firstRecordFrom finds the first stored record released at or after
-// frontier f: the one after the progress statement whose upper is f.
-func (r *Reader) firstRecordFrom(f uint64) uint64 {
-	first := uint64(1)
-	r.Records(1, func(rec *Record) error {
-		if rec.Msg.Kind == cdc.KindProgress && !rec.Msg.Progress.Unbounded && rec.Msg.Progress.Upper <= f {
-			first = rec.Seq + 1
-		}
-		return nil
-	})
-	return first
 }

@@ -3,6 +3,7 @@ package recovery
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/cdclog/cdclog/cdc"
 	"github.com/cdclog/cdclog/demangle"
@@ -16,7 +17,12 @@ import (
 // frontier. Every accepted message at or above the frontier is in the WAL
 // and the state depends only on that set, so the rebuilt receiver is the
 // one that committed; replay releasing anything means the two disagree.
-func recoverState(db *store.DB, start uint64) (checkpoint, *demangle.Receiver, error) {
+//
+// A database written before checksums is upgraded first (see upgrade).
+func recoverState(db *store.DB, start uint64, log *slog.Logger) (checkpoint, *demangle.Receiver, error) {
+	if err := upgrade(db, log); err != nil {
+		return checkpoint{}, nil, err
+	}
 	var cp checkpoint
 	var recv *demangle.Receiver
 	err := db.View(func(tx *bolt.Tx) error {
@@ -26,6 +32,9 @@ func recoverState(db *store.DB, start uint64) (checkpoint, *demangle.Receiver, e
 		}
 		if !ok {
 			c = newCheckpoint(start)
+		}
+		if err := crossCheck(tx, &c, ok); err != nil {
+			return err
 		}
 		cp = c
 		recv, err = replayWAL(tx, &cp)
@@ -87,7 +96,11 @@ func decodeWAL(tx *bolt.Tx, cp *checkpoint, batches chan<- []replayed, stop <-ch
 			return errStop
 		}
 	}
-	err := wal.Scan(tx, cp.Frontier, func(e *wal.Entry) error {
+	l, err := readLayout(tx)
+	if err != nil {
+		return err
+	}
+	err = l.wal.Scan(tx, cp.Frontier, func(e *wal.Entry) error {
 		r := replayed{arrival: e.Arrival,
 			at: cdc.Pos{Source: cp.sourceName(e.Source), Line: int64(e.Line), Offset: int64(e.Offset)}}
 		if _, err := cdc.ParseBinary(e.Body, &r.m); err != nil {

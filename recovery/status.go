@@ -6,7 +6,6 @@ import (
 
 	"github.com/cdclog/cdclog/demangle"
 	"github.com/cdclog/cdclog/store"
-	"github.com/cdclog/cdclog/wal"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -108,7 +107,11 @@ func buildStatus(db *store.DB, cp *checkpoint, rs receiverState) (Status, error)
 	}
 	err := db.View(func(tx *bolt.Tx) error {
 		s.SchemaVersion, s.Created = store.Schema(tx), store.Created(tx)
-		ws, err := wal.ReadStats(tx)
+		l, err := readLayout(tx)
+		if err != nil {
+			return err
+		}
+		ws, err := l.wal.ReadStats(tx)
 		if err != nil {
 			return err
 		}

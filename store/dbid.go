@@ -28,18 +28,17 @@ func ID(tx *bolt.Tx) string {
 	return ""
 }
 
-// ensureID gives a read-write database an id if it has none. It writes
-// only when the id is missing, so opening a database that has one costs a
-// read transaction.
-func (db *DB) ensureID() error {
-	var has bool
-	if err := db.View(func(tx *bolt.Tx) error { has = ID(tx) != ""; return nil }); err != nil {
-		return err
+// EnsureID gives the database an id, in tx, if it has none: a database
+// made before ids existed gets one at its first read-write use. Callers
+// run it once the database has passed their own checks (recovery.Open
+// does, in the transaction of its first checkpoint), so that a damaged
+// database is never written to.
+func EnsureID(tx *bolt.Tx) error {
+	meta := tx.Bucket(BucketMeta)
+	if meta == nil {
+		return fmt.Errorf("%w: meta bucket missing", ErrCorrupt)
 	}
-	if has || db.readOnly {
-		return nil
-	}
-	return db.Update(func(tx *bolt.Tx) error { return putID(tx.Bucket(BucketMeta)) })
+	return putID(meta)
 }
 
 // putID writes a new random id into meta unless it holds one. create
@@ -68,7 +67,17 @@ func ReadID(path string, o Options) (string, error) {
 		return "", err
 	}
 	var id string
-	db.View(func(tx *bolt.Tx) error { id = ID(tx); return nil })
+	err = db.Update(func(tx *bolt.Tx) error {
+		if err := EnsureID(tx); err != nil {
+			return err
+		}
+		id = ID(tx)
+		return nil
+	})
+	if err != nil {
+		db.Close()
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
 	if err := db.Close(); err != nil {
 		return "", fmt.Errorf("close %s: %w", path, err)
 	}

@@ -40,7 +40,7 @@ func TestDatabaseIDIsWrittenAtCreationAndNeverChanges(t *testing.T) {
 	}
 }
 
-func TestDatabaseIDIsAddedToAnOlderDatabaseAtItsFirstReadWriteOpen(t *testing.T) {
+func TestDatabaseIDIsAddedToAnOlderDatabaseByEnsureIDOnly(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "old.db")
 	db, err := Open(path, Options{})
 	if err != nil {
@@ -51,9 +51,12 @@ func TestDatabaseIDIsAddedToAnOlderDatabaseAtItsFirstReadWriteOpen(t *testing.T)
 	if id := readID(t, path, true); id != "" {
 		t.Fatalf("read-only open wrote an id: %q", id)
 	}
-	id := readID(t, path, false)
-	if len(id) != 32 {
-		t.Fatalf("id %q after a read-write open", id)
+	if id := readID(t, path, false); id != "" {
+		t.Fatalf("a read-write open wrote an id before its caller's checks: %q", id)
+	}
+	id, err := ReadID(path, Options{})
+	if err != nil || len(id) != 32 {
+		t.Fatalf("ReadID = %q, %v", id, err)
 	}
 	if again := readID(t, path, false); again != id {
 		t.Errorf("id changed from %q to %q", id, again)

@@ -7,7 +7,8 @@
 //
 //	meta        "magic" = "cdclog", "schema" = schema version (8 bytes, big-endian),
 //	            "created" = RFC 3339 creation time,
-//	            "id" = 16 random bytes naming the database (see ID)
+//	            "id" = 16 random bytes naming the database (see ID), and in a
+//	            database upgraded from schema 1, "checksums_from" (below)
 //	wal         the write-ahead log's index, by time (package wal)
 //	walseq      the write-ahead log's chunks of messages, by arrival (package wal)
 //	checkpoint  "state": the processor's checkpoint (package recovery)
@@ -76,4 +77,49 @@
 // faulted again), the DB is unusable: every later call fails at once,
 // and Close unlocks and closes the file instead of waiting forever in
 // bbolt's Close.
+//
+// # Checksums (schema 2)
+//
+// bbolt verifies its meta pages, not the pages holding keys and values, so
+// one flipped bit in a data page reads back as a different record. Since
+// schema 2 every record cdclog reads back carries a CRC-32C (Castagnoli,
+// internal/checksum) of its key followed by its value, as etcd's WAL
+// frames each record: a record under a damaged key fails as a damaged
+// value does. Where it sits:
+//
+//	walseq      chunk version 3: version byte, CRC (4 bytes BE), rest of the chunk
+//	wal         index record: its 32 bytes, then the CRC (4 bytes BE)
+//	output      CRC (4 bytes BE), uvarint record count, the records
+//	checkpoint  CRC (4 bytes BE), the msgpack checkpoint
+//	quarantine  CRC (4 bytes BE), the msgpack record
+//	consumers   CRC (4 bytes BE), the next sequence number (8 bytes BE)
+//	meta        "checksums_from": CRC (4 bytes BE), three 8-byte BE numbers
+//
+// ("CRC, then payload" is internal/checksum's sealed value.) The meta
+// bucket's other records are not checksummed: a flip in "schema" makes it
+// 0 or 3 (refused) or a large number (newer), and "magic" and "created"
+// are not used for answers. Every read verifies what it reads (opening for
+// ingest, inspect, replay, replay --verify and --rederive, gc), and a
+// mismatch is a *CorruptError naming the bucket and key and wrapping
+// ErrCorrupt; 'cdclog check' reads every record. Package recovery also
+// cross-checks the checkpoint against the logs' ends at every open (see
+// recovery's crossCheck), which catches what a checksum cannot: records
+// that are each intact but disagree.
+//
+// # Older databases (schema 1)
+//
+// A schema 1 database (no checksums) is read as it is by read-only opens
+// (inspect, replay, check), which verify nothing but the cross-checks. The
+// first process to open it for writing (ingest, gc, the recovery API)
+// upgrades it in place, in one transaction, and logs that it did: the
+// checkpoint and the consumers' positions are rewritten with checksums,
+// "schema" becomes 2, and "checksums_from" records where each log's
+// checksums begin (the next WAL chunk, output record and quarantine record
+// at the upgrade). The logs' earlier records stay as they were, and are
+// read unverified; every record from those numbers on must carry a
+// checksum that matches, so a damaged version byte cannot pass a new
+// record off as an old one. (Rewriting the logs would hold every page of
+// a large database in one transaction.) After the upgrade an older cdclog
+// refuses the database with ErrNewerSchema. testdata/schema1 holds a
+// database written by the schema 1 code, which the tests upgrade.
 package store

@@ -144,10 +144,6 @@ func openLocked(f *os.File, path, real string, o *Options, left time.Duration) (
 		db.Close()
 		return nil, err
 	}
-	if err := db.ensureID(); err != nil { // see dbid.go
-		db.Close()
-		return nil, err
-	}
 	if !o.ReadOnly {
 		removeStale(real)
 	}

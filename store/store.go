@@ -14,8 +14,9 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 )
 
-// SchemaVersion is the layout version this build writes and reads.
-const SchemaVersion = 1
+// SchemaVersion is the layout version this build writes. It reads every
+// version from OldestSchema on (see the package documentation).
+const SchemaVersion = 2
 
 // magic marks a bbolt file as cdclog's.
 const magic = "cdclog"
@@ -100,6 +101,9 @@ func (db *DB) FileSize() (int64, error) {
 //     of the file, on a goroutine of its own where a damaged page is a
 //     panic no caller can recover (the process dies instead of reporting a
 //     corrupt database), and touching the whole file on every open;
+//   - PreLoadFreelist: a read-only open too reads the freelist at once,
+//     where openBolt recovers from a damaged one, rather than in the
+//     goroutine of bbolt's Tx.Check ('cdclog check'), where nothing can;
 //   - InitialMmapSize 1 GiB: the WAL grows steadily, and every remap takes
 //     the mmap lock and blocks readers; reserving address space (not
 //     memory) up front avoids remaps during ingest;
@@ -113,6 +117,7 @@ func boltOptions(o *Options, left time.Duration) *bolt.Options {
 		NoSync:          o.NoSync,
 		FreelistType:    bolt.FreelistMapType,
 		NoFreelistSync:  false,
+		PreLoadFreelist: true,
 		InitialMmapSize: 1 << 30,
 	}
 }
@@ -178,8 +183,12 @@ func checkMeta(meta *bolt.Bucket) error {
 	if len(v) != 8 {
 		return fmt.Errorf("%w: malformed schema version", ErrCorrupt)
 	}
-	if n := binary.BigEndian.Uint64(v); n > SchemaVersion {
+	n := binary.BigEndian.Uint64(v)
+	if n > SchemaVersion {
 		return fmt.Errorf("%w: version %d, this build reads up to %d", ErrNewerSchema, n, SchemaVersion)
+	}
+	if n < OldestSchema {
+		return fmt.Errorf("%w: schema version %d (versions start at %d)", ErrCorrupt, n, OldestSchema)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/cdclog/cdclog/internal/checksum"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -14,8 +15,24 @@ var (
 	bucketSeq = []byte("walseq")
 )
 
-// indexSize is the size of an index record in the wal bucket.
-const indexSize = 32
+// Sizes of an index record in the wal bucket: the fields, then (written
+// since checksums) their CRC-32C.
+const (
+	indexFields = 32
+	indexSize   = indexFields + checksum.Size
+)
+
+// Log reads a database's write-ahead log. The zero Log requires a
+// checksum on every record, as a database created with checksums has.
+type Log struct {
+	// LegacyBelow is the first chunk sequence number written with a
+	// checksum in a database created before checksums (schema 1) and
+	// upgraded since: chunks numbered below it, and their index records,
+	// may be without one and are then read unverified. Every record from
+	// it on must carry a checksum that matches, so that a damaged version
+	// byte or index record cannot pass a chunk off as an old one.
+	LegacyBelow uint64
+}
 
 // putChunk stores a chunk's body under its sequence number in the walseq
 // bucket (strictly ascending keys: bbolt only ever rewrites the last leaf)
@@ -26,16 +43,56 @@ func putChunk(wal, seq *bolt.Bucket, batch, chunk, first, last uint64, n int, va
 	if err := seq.Put(binary.BigEndian.AppendUint64(nil, chunk), value); err != nil {
 		return fmt.Errorf("wal: put chunk %d: %w", chunk, err)
 	}
-	idx := make([]byte, 0, indexSize)
-	idx = binary.BigEndian.AppendUint64(idx, first)
-	idx = binary.BigEndian.AppendUint64(idx, last)
-	idx = binary.BigEndian.AppendUint64(idx, batch)
-	idx = binary.BigEndian.AppendUint32(idx, uint32(n))
-	idx = binary.BigEndian.AppendUint32(idx, uint32(len(value)))
-	if err := wal.Put(walKey(last, chunk), idx); err != nil {
+	k := walKey(last, chunk)
+	if err := wal.Put(k, indexValue(k, index{first, last, batch, uint32(n), uint32(len(value))})); err != nil {
 		return fmt.Errorf("wal: index chunk %d: %w", chunk, err)
 	}
 	return nil
+}
+
+// index is a chunk's index record.
+type index struct {
+	first, last, batch uint64
+	entries, size      uint32
+}
+
+// indexValue encodes an index record with its checksum.
+func indexValue(k []byte, x index) []byte {
+	v := make([]byte, 0, indexSize)
+	v = binary.BigEndian.AppendUint64(v, x.first)
+	v = binary.BigEndian.AppendUint64(v, x.last)
+	v = binary.BigEndian.AppendUint64(v, x.batch)
+	v = binary.BigEndian.AppendUint32(v, x.entries)
+	v = binary.BigEndian.AppendUint32(v, x.size)
+	return binary.BigEndian.AppendUint32(v, checksum.Of(k, v))
+}
+
+// readIndex verifies and decodes the index record v stored under key k.
+// The chunk's last time is both in the key and in the record; they must
+// agree, which a record without a checksum can show.
+func (l Log) readIndex(k, v []byte) (index, error) {
+	if len(k) != 16 {
+		return index{}, corrupt(bucketWAL, k, "index key is not 16 bytes")
+	}
+	switch {
+	case len(v) == indexSize:
+		if err := checksum.Verify(binary.BigEndian.Uint32(v[indexFields:]), k, v[:indexFields]); err != nil {
+			return index{}, corrupt(bucketWAL, k, err.Error())
+		}
+	case len(v) == indexFields && binary.BigEndian.Uint64(k[8:]) < l.LegacyBelow:
+	case len(v) == indexFields:
+		return index{}, corrupt(bucketWAL, k, "index record without a checksum")
+	default:
+		return index{}, corrupt(bucketWAL, k, fmt.Sprintf("index record of %d bytes", len(v)))
+	}
+	x := index{
+		first: binary.BigEndian.Uint64(v), last: binary.BigEndian.Uint64(v[8:]), batch: binary.BigEndian.Uint64(v[16:]),
+		entries: binary.BigEndian.Uint32(v[24:]), size: binary.BigEndian.Uint32(v[28:]),
+	}
+	if x.last != binary.BigEndian.Uint64(k) || x.first > x.last {
+		return x, corrupt(bucketWAL, k, fmt.Sprintf("index record says times %d to %d, its key %d", x.first, x.last, binary.BigEndian.Uint64(k)))
+	}
+	return x, nil
 }
 
 func walKey(last, chunk uint64) []byte {
@@ -47,30 +104,45 @@ func walKey(last, chunk uint64) []byte {
 
 func buckets(tx *bolt.Tx) (wal, seq *bolt.Bucket, err error) {
 	wal, seq = tx.Bucket(bucketWAL), tx.Bucket(bucketSeq)
-	if wal == nil || seq == nil {
-		return nil, nil, fmt.Errorf("%w: wal buckets missing", ErrCorrupt)
+	if wal == nil {
+		return nil, nil, corrupt(bucketWAL, nil, "bucket missing")
+	}
+	if seq == nil {
+		return nil, nil, corrupt(bucketSeq, nil, "bucket missing")
 	}
 	return wal, seq, nil
 }
 
 // Scan calls fn for every entry whose time is at least from, in the order
-// of the index (by chunk's last time, then arrival). An error from fn
-// stops the scan and is returned.
-func Scan(tx *bolt.Tx, from uint64, fn func(*Entry) error) error {
+// of the index (by chunk's last time, then arrival). Each index record and
+// chunk it reads is verified, and each chunk against its index record. An
+// error from fn stops the scan and is returned.
+func (l Log) Scan(tx *bolt.Tx, from uint64, fn func(*Entry) error) error {
 	wal, seq, err := buckets(tx)
 	if err != nil {
 		return err
 	}
 	c := wal.Cursor()
-	for k, _ := c.Seek(binary.BigEndian.AppendUint64(nil, from)); k != nil; k, _ = c.Next() {
-		if len(k) != 16 {
-			return fmt.Errorf("%w: bad index key %x", ErrCorrupt, k)
+	seek := binary.BigEndian.AppendUint64(nil, from)
+	c.Seek(seek)
+	// A damaged key that now sorts below from would hide its chunk from
+	// the seek; in a leaf, the seek then lands just after it, so the record
+	// before the first one visited is verified too.
+	if k, v := c.Prev(); k != nil {
+		if _, err := l.readIndex(k, v); err != nil {
+			return err
+		}
+	}
+	for k, v := c.Seek(seek); k != nil; k, v = c.Next() {
+		x, err := l.readIndex(k, v)
+		if err != nil {
+			return err
 		}
 		body := seq.Get(k[8:])
 		if body == nil {
-			return fmt.Errorf("%w: chunk %x indexed but missing", ErrCorrupt, k[8:])
+			return corrupt(bucketWAL, k, "the chunk it indexes is missing")
 		}
-		err := eachEntry(k[8:], body, func(e *Entry) error {
+		err = l.eachEntry(k[8:], body, &x, func(e *Entry) error {
 			if e.Time < from {
 				return nil
 			}
@@ -83,21 +155,31 @@ func Scan(tx *bolt.Tx, from uint64, fn func(*Entry) error) error {
 	return nil
 }
 
-// eachEntry decodes the chunk with key k and calls fn for each entry. A
-// decoding error names the chunk; fn's errors are returned as they are.
-func eachEntry(k, body []byte, fn func(*Entry) error) error {
-	r, err := newChunkReader(body)
-	if err != nil {
-		return fmt.Errorf("wal chunk %x: %w", k, err)
+// eachEntry verifies and decodes the chunk with key k and calls fn for
+// each entry. With x, the chunk's index record, the chunk must agree with
+// it: its size, batch and entry count, and every entry's time within its
+// times. Damage is a *store.CorruptError naming the chunk; fn's errors
+// are returned as they are.
+func (l Log) eachEntry(k, body []byte, x *index, fn func(*Entry) error) error {
+	r, reason := openChunk(k, body, binary.BigEndian.Uint64(k) < l.LegacyBelow)
+	if reason != "" {
+		return corrupt(bucketSeq, k, reason)
+	}
+	if x != nil && (uint64(x.size) != uint64(len(body)) || x.batch != r.batch || uint64(x.entries) != r.left) {
+		return corrupt(bucketSeq, k, fmt.Sprintf("chunk of %d bytes, batch %d, %d entries; its index record says %d, %d, %d",
+			len(body), r.batch, r.left, x.size, x.batch, x.entries))
 	}
 	var e Entry
 	for {
-		ok, err := r.next(&e)
-		if err != nil {
-			return fmt.Errorf("wal chunk %x: %w", k, err)
+		ok, reason := r.next(&e)
+		if reason != "" {
+			return corrupt(bucketSeq, k, reason)
 		}
 		if !ok {
 			return nil
+		}
+		if x != nil && (e.Time < x.first || e.Time > x.last) {
+			return corrupt(bucketSeq, k, fmt.Sprintf("entry %d at time %d, outside the chunk's times %d to %d", e.Arrival, e.Time, x.first, x.last))
 		}
 		if err := fn(&e); err != nil {
 			return err
@@ -106,15 +188,18 @@ func eachEntry(k, body []byte, fn func(*Entry) error) error {
 }
 
 // ScanArrival calls fn for every entry in the order it was appended: the
-// chunks in sequence, each in arrival order.
-func ScanArrival(tx *bolt.Tx, fn func(*Entry) error) error {
+// chunks in sequence, each in arrival order. Each chunk is verified.
+func (l Log) ScanArrival(tx *bolt.Tx, fn func(*Entry) error) error {
 	_, seq, err := buckets(tx)
 	if err != nil {
 		return err
 	}
 	c := seq.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
-		if err := eachEntry(k, v, fn); err != nil {
+		if len(k) != 8 {
+			return corrupt(bucketSeq, k, "chunk key is not 8 bytes")
+		}
+		if err := l.eachEntry(k, v, nil, fn); err != nil {
 			return err
 		}
 	}
@@ -122,15 +207,20 @@ func ScanArrival(tx *bolt.Tx, fn func(*Entry) error) error {
 }
 
 // DeleteBelow removes every chunk whose entries are all below t and
-// returns how many chunks it removed.
-func DeleteBelow(tx *bolt.Tx, t uint64) (int, error) {
+// returns how many chunks it removed. It verifies each index record it
+// goes by before deleting: a damaged key could otherwise make it delete a
+// chunk that holds later times.
+func (l Log) DeleteBelow(tx *bolt.Tx, t uint64) (int, error) {
 	wal, seq, err := buckets(tx)
 	if err != nil {
 		return 0, err
 	}
 	var keys [][]byte
 	c := wal.Cursor()
-	for k, _ := c.First(); k != nil && binary.BigEndian.Uint64(k) < t; k, _ = c.Next() {
+	for k, v := c.First(); k != nil && binary.BigEndian.Uint64(k) < t; k, v = c.Next() {
+		if _, err := l.readIndex(k, v); err != nil {
+			return 0, err
+		}
 		keys = append(keys, slices.Clone(k))
 	}
 	for _, k := range keys {
@@ -154,10 +244,10 @@ type Stats struct {
 	MinTime, MaxTime uint64
 }
 
-// ReadStats computes the log's statistics from its index alone: it reads
-// 32 bytes per chunk, never the chunks, so it is cheap on a big log (and
-// does not pull the whole file into memory).
-func ReadStats(tx *bolt.Tx) (Stats, error) {
+// ReadStats computes the log's statistics from its index alone, each
+// record verified: it reads 36 bytes per chunk, never the chunks, so it
+// is cheap on a big log (and does not pull the whole file into memory).
+func (l Log) ReadStats(tx *bolt.Tx) (Stats, error) {
 	wal, _, err := buckets(tx)
 	if err != nil {
 		return Stats{}, err
@@ -165,17 +255,55 @@ func ReadStats(tx *bolt.Tx) (Stats, error) {
 	var s Stats
 	c := wal.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
-		if len(v) != indexSize {
-			return s, fmt.Errorf("%w: bad walseq record", ErrCorrupt)
+		x, err := l.readIndex(k, v)
+		if err != nil {
+			return s, err
 		}
-		first, last := binary.BigEndian.Uint64(v), binary.BigEndian.Uint64(v[8:])
-		if s.Chunks == 0 || first < s.MinTime {
-			s.MinTime = first
+		if s.Chunks == 0 || x.first < s.MinTime {
+			s.MinTime = x.first
 		}
-		s.MaxTime = max(s.MaxTime, last)
-		s.Entries += uint64(binary.BigEndian.Uint32(v[24:]))
-		s.Bytes += int64(binary.BigEndian.Uint32(v[28:])) + 8 + int64(len(k)+len(v))
+		s.MaxTime = max(s.MaxTime, x.last)
+		s.Entries += uint64(x.entries)
+		s.Bytes += int64(x.size) + 8 + int64(len(k)+len(v))
 		s.Chunks++
 	}
 	return s, nil
+}
+
+// Tail describes the last chunk appended: what a checkpoint's counters
+// must be past.
+type Tail struct {
+	// Empty is set when the log holds no chunk.
+	Empty bool
+	// Chunk and Batch are the last chunk's sequence number and batch.
+	Chunk, Batch uint64
+	// MaxArrival is the largest arrival number in it.
+	MaxArrival uint64
+}
+
+// ReadTail reads and verifies the last chunk (by sequence number). It
+// costs one chunk's read, for a cheap cross-check at open.
+func (l Log) ReadTail(tx *bolt.Tx) (Tail, error) {
+	_, seq, err := buckets(tx)
+	if err != nil {
+		return Tail{}, err
+	}
+	k, v := seq.Cursor().Last()
+	if k == nil {
+		return Tail{Empty: true}, nil
+	}
+	if len(k) != 8 {
+		return Tail{}, corrupt(bucketSeq, k, "chunk key is not 8 bytes")
+	}
+	t := Tail{Chunk: binary.BigEndian.Uint64(k)}
+	r, reason := openChunk(k, v, t.Chunk < l.LegacyBelow)
+	if reason != "" {
+		return t, corrupt(bucketSeq, k, reason)
+	}
+	t.Batch = r.batch
+	err = l.eachEntry(k, v, nil, func(e *Entry) error {
+		t.MaxArrival = max(t.MaxArrival, e.Arrival)
+		return nil
+	})
+	return t, err
 }

@@ -1,6 +1,7 @@
 package wal
 
 import (
+	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cdclog/cdclog/internal/checksum"
 	bolt "go.etcd.io/bbolt"
 	"pgregory.net/rapid"
 )
@@ -101,7 +103,7 @@ func TestScanFindsExactlyTheEntriesFromATime(t *testing.T) {
 		defer db.Close()
 		all := writeBatches(t, db, genBatches(t))
 		from := rapid.Uint64Range(0, 1<<20+4000).Draw(t, "from")
-		got := collect(db, func(tx *bolt.Tx, fn func(*Entry) error) error { return Scan(tx, from, fn) })
+		got := collect(db, func(tx *bolt.Tx, fn func(*Entry) error) error { return Log{}.Scan(tx, from, fn) })
 		var want []Entry
 		for _, e := range all {
 			if e.Time >= from {
@@ -121,7 +123,7 @@ func TestScanArrivalReplaysTheAppendOrder(t *testing.T) {
 		db := openTestDB(t, dir)
 		defer db.Close()
 		all := writeBatches(t, db, genBatches(t))
-		got := collect(db, ScanArrival)
+		got := collect(db, Log{}.ScanArrival)
 		if !slices.EqualFunc(got, all, entryEqual) {
 			t.Fatalf("arrival scan: %d entries, want %d", len(got), len(all))
 		}
@@ -135,8 +137,8 @@ func TestDeleteBelowKeepsEveryEntryAtOrAboveTheTime(t *testing.T) {
 		defer db.Close()
 		all := writeBatches(t, db, genBatches(t))
 		cut := rapid.Uint64Range(0, 1<<20+4000).Draw(t, "cut")
-		db.Update(func(tx *bolt.Tx) error { _, err := DeleteBelow(tx, cut); return err })
-		left := collect(db, ScanArrival)
+		db.Update(func(tx *bolt.Tx) error { _, err := Log{}.DeleteBelow(tx, cut); return err })
+		left := collect(db, Log{}.ScanArrival)
 		var mustKeep []Entry
 		for _, e := range all {
 			if e.Time >= cut {
@@ -153,7 +155,7 @@ func TestDeleteBelowKeepsEveryEntryAtOrAboveTheTime(t *testing.T) {
 			t.Fatalf("kept %d entries at or above %d, want %d", kept, cut, len(mustKeep))
 		}
 		var s Stats
-		db.View(func(tx *bolt.Tx) error { s, _ = ReadStats(tx); return nil })
+		db.View(func(tx *bolt.Tx) error { s, _ = Log{}.ReadStats(tx); return nil })
 		if s.Entries != uint64(len(left)) {
 			t.Fatalf("stats say %d entries, scan found %d", s.Entries, len(left))
 		}
@@ -169,7 +171,7 @@ func TestABatchCostsFewKeys(t *testing.T) {
 	}
 	db.Update(func(tx *bolt.Tx) error { _, err := b.Write(tx, 0, 0); return err })
 	var s Stats
-	db.View(func(tx *bolt.Tx) error { s, _ = ReadStats(tx); return nil })
+	db.View(func(tx *bolt.Tx) error { s, _ = Log{}.ReadStats(tx); return nil })
 	// Each chunk is full up to its entry or byte limit: hundreds of
 	// messages per bbolt key.
 	perChunk := min(MaxChunkEntries, MaxChunkBytes/(46+16))
@@ -183,26 +185,69 @@ func entryEqual(a, b Entry) bool {
 		a.Offset == b.Offset && string(a.Body) == string(b.Body)
 }
 
+// FuzzChunkReader feeds the chunk decoder any bytes, as an old chunk
+// (versions 1 and 2, read without a checksum) and as a new one: it must
+// return a reason or entries, never panic or read past the chunk.
 func FuzzChunkReader(f *testing.F) {
 	f.Add(appendChunkV1(nil, 3, 5, []Entry{{Time: 5, Arrival: 9, Body: []byte("x")}, {Time: 7, Arrival: 2, Line: 4}}))
 	var b Batch
 	b.Add(Entry{Time: 7, Arrival: 9, Body: []byte("x")})
 	b.Add(Entry{Time: 5, Arrival: 10, Line: 4, Body: make([]byte, 200)})
-	f.Add(b.chunks[0].value(3))
+	f.Add(chunkV2Of(b.chunks[0].value(3, 0)))
+	f.Add(b.chunks[0].value(3, 0))
 	f.Add([]byte{1, 0, 200, 1})
+	key := make([]byte, 8)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		r, err := newChunkReader(b)
-		if err != nil {
+		r, reason := openChunk(key, b, true)
+		if reason != "" {
 			return
 		}
 		var e Entry
 		for {
-			ok, err := r.next(&e)
-			if err != nil || !ok {
+			ok, reason := r.next(&e)
+			if reason != "" || !ok {
 				return
 			}
 		}
 	})
+}
+
+// FuzzChecksummedChunk feeds the version 3 decoder chunks whose checksum
+// matches whatever follows it, so that the fuzzer reaches the decoding
+// behind the checksum: it must decode or give a reason, never panic; and a
+// chunk a Batch wrote must decode to the entries it was given.
+func FuzzChecksummedChunk(f *testing.F) {
+	var b Batch
+	b.Add(Entry{Time: 7, Arrival: 9, Body: []byte("x")})
+	b.Add(Entry{Time: 5, Arrival: 10, Line: 4, Body: make([]byte, 200)})
+	f.Add(b.chunks[0].value(3, 11)[1+checksum.Size:], uint64(11))
+	f.Add([]byte{0, 0, 1, 5, 9}, uint64(0))
+	f.Fuzz(func(t *testing.T, rest []byte, seq uint64) {
+		key := binary.BigEndian.AppendUint64(nil, seq)
+		v := append([]byte{chunkV3}, binary.BigEndian.AppendUint32(nil, checksum.Of(key, rest))...)
+		v = append(v, rest...)
+		r, reason := openChunk(key, v, false)
+		if reason != "" {
+			return
+		}
+		var e Entry
+		for n := 0; ; n++ {
+			ok, reason := r.next(&e)
+			if reason != "" || !ok {
+				return
+			}
+			if n > len(v) {
+				t.Fatalf("%d entries from %d bytes", n, len(v))
+			}
+		}
+	})
+}
+
+// chunkV2Of turns a version 3 chunk into the version 2 chunk with the same
+// entries, as cdclog wrote it before checksums: version 3 is version 2
+// with the checksum after the version byte.
+func chunkV2Of(v3 []byte) []byte {
+	return append([]byte{chunkV2}, v3[1+checksum.Size:]...)
 }
 
 func TestDeleteBelowRemovesWhollyCompletedChunks(t *testing.T) {
@@ -216,9 +261,9 @@ func TestDeleteBelowRemovesWhollyCompletedChunks(t *testing.T) {
 		db.Update(func(tx *bolt.Tx) error { _, err := b.Write(tx, batch, batch*100); return err })
 	}
 	var removed int
-	db.Update(func(tx *bolt.Tx) error { removed, _ = DeleteBelow(tx, 20000); return nil })
+	db.Update(func(tx *bolt.Tx) error { removed, _ = Log{}.DeleteBelow(tx, 20000); return nil })
 	var s Stats
-	db.View(func(tx *bolt.Tx) error { s, _ = ReadStats(tx); return nil })
+	db.View(func(tx *bolt.Tx) error { s, _ = Log{}.ReadStats(tx); return nil })
 	if removed == 0 || s.Entries != 10000 || s.MinTime != 20000 {
 		t.Fatalf("removed %d chunks, left %+v", removed, s)
 	}
@@ -256,7 +301,7 @@ func TestABatchIsReusableAfterResetAndKeepsLongBodies(t *testing.T) {
 		}
 		b.Reset()
 	}
-	if got := collect(db, ScanArrival); !slices.EqualFunc(got, all, entryEqual) {
+	if got := collect(db, Log{}.ScanArrival); !slices.EqualFunc(got, all, entryEqual) {
 		t.Fatalf("read back %d entries, want %d", len(got), len(all))
 	}
 }
@@ -275,7 +320,7 @@ func TestVersionOneChunksStillRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := collect(db, func(tx *bolt.Tx, fn func(*Entry) error) error { return Scan(tx, 0, fn) })
+	got := collect(db, func(tx *bolt.Tx, fn func(*Entry) error) error { return Log{LegacyBelow: 1}.Scan(tx, 0, fn) })
 	if !slices.EqualFunc(got, entries, entryEqual) {
 		t.Fatalf("read %+v", got)
 	}

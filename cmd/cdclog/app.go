@@ -131,6 +131,7 @@ func commands() []*cli.Command {
 		inspectCommand(),
 		mergeCommand(),
 		gcCommand(),
+		checkCommand(),
 		versionCommand(),
 		completionCommand(),
 		helpCommand(),

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -21,7 +20,6 @@ import (
 	"github.com/cdclog/cdclog/internal/testbin"
 	"github.com/cdclog/cdclog/recovery"
 	"github.com/cdclog/cdclog/store"
-	bolt "go.etcd.io/bbolt"
 )
 
 // The embedded API under kill -9: a child process (this test binary in
@@ -230,21 +228,18 @@ func consumerPosition(t *testing.T, path string) uint64 {
 	if sizeOrMinusOne(path) <= 0 {
 		return 1
 	}
-	db, err := store.Open(path, store.Options{ReadOnly: true})
+	r, err := recovery.OpenReader(path, 0)
 	if errors.Is(err, store.ErrForeign) && emptyBolt(t, path) {
 		return 1 // killed before the buckets were created
 	}
 	if err != nil {
 		t.Fatalf("open the database read-only: %v", err)
 	}
-	defer db.Close()
-	next := uint64(1)
-	db.View(func(tx *bolt.Tx) error {
-		if v := tx.Bucket(store.BucketConsumers).Get([]byte(consumerName)); len(v) == 8 {
-			next = binary.BigEndian.Uint64(v)
-		}
-		return nil
-	})
+	defer r.Close()
+	next, _, err := r.ConsumerPosition(consumerName)
+	if err != nil {
+		t.Fatalf("read the consumer's position: %v", err)
+	}
 	return next
 }
 

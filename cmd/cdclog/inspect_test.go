@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cdclog/cdclog/recovery"
+	"github.com/cdclog/cdclog/store"
 )
 
 // inspect runs 'cdclog inspect --db db ARGS' and fails the test unless it
@@ -81,7 +82,7 @@ func TestInspectStatusCountsEverything(t *testing.T) {
 	fi, _ := os.Stat(out)
 	if s.Frontier != 40 || s.Duplicates+s.Stale == 0 || s.AcceptedUpdates != 60 || s.AcceptedProgress != 40 ||
 		s.WAL.Entries != 100 || s.WAL.MinTime == nil || *s.WAL.MaxTime != 39 || s.OutputRecords == 0 ||
-		s.OutputFileBytes != fi.Size() || s.FileBytes == 0 || s.LastCheckpoint == "" || s.SchemaVersion != 1 {
+		s.OutputFileBytes != fi.Size() || s.FileBytes == 0 || s.LastCheckpoint == "" || s.SchemaVersion != store.SchemaVersion {
 		t.Fatalf("status: %+v", s)
 	}
 	text := inspect(t, db)

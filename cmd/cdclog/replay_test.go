@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cdclog/cdclog/cdc"
+	"github.com/cdclog/cdclog/internal/checksum"
 	"github.com/cdclog/cdclog/store"
 	bolt "go.etcd.io/bbolt"
 )
@@ -98,9 +99,10 @@ func TestReplayVerifyCatchesADifference(t *testing.T) {
 }
 
 // tamperFirstUpdate negates the diff of the first update in the output log
-// (laid out as recovery/outputlog.go says: per chunk, a uvarint count,
-// then per record a uvarint length and the record in cdc's binary form),
-// and returns its sequence number.
+// (laid out as recovery/outputlog.go says: per chunk, a checksum, a
+// uvarint count, then per record a uvarint length and the record in cdc's
+// binary form), seals the chunk again with a checksum that matches (an
+// edit, not damage), and returns the record's sequence number.
 func tamperFirstUpdate(t *testing.T, path string) uint64 {
 	t.Helper()
 	db, err := bolt.Open(path, 0o600, nil)
@@ -112,6 +114,7 @@ func tamperFirstUpdate(t *testing.T, path string) uint64 {
 	err = db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(store.BucketOutput)
 		k, v := b.Cursor().First()
+		v = v[checksum.Size:]
 		n, w := binary.Uvarint(v)
 		v = v[w:]
 		chunk := binary.AppendUvarint(nil, n)
@@ -129,7 +132,7 @@ func tamperFirstUpdate(t *testing.T, path string) uint64 {
 			rec := cdc.AppendBinary(nil, &m)
 			chunk = append(binary.AppendUvarint(chunk, uint64(len(rec))), rec...)
 		}
-		return b.Put(append([]byte(nil), k...), chunk)
+		return b.Put(append([]byte(nil), k...), checksum.Seal(k, chunk))
 	})
 	if err != nil || seq == 0 {
 		t.Fatalf("tamper: seq %d, %v", seq, err)
