@@ -173,10 +173,16 @@ func (p *Processor) apply(w *work) {
 	}
 	w.out = out
 	p.cp.NextOutput += uint64(len(out))
-	if p.opts.Sink != nil {
-		p.cp.Sink.Next = p.cp.NextOutput
+	if p.opts.Live == nil {
+		p.cp.LiveNext = p.cp.NextOutput // no stream is owed these
 	}
 	p.cp.Frontier, p.cp.Done = p.recv.Frontier()
+	if p.opts.Sink != nil {
+		// The file receives every record: it ends where the stream is.
+		cs := &p.cp.Sink
+		cs.Next = p.cp.NextOutput
+		cs.Chained, cs.Frontier, cs.Done = true, p.cp.Frontier, p.cp.Done
+	}
 	p.cp.Stats = p.recv.Stats()
 	p.cp.NextBatch++
 	w.cp = p.cp.clone()

@@ -28,6 +28,15 @@ type checkpoint struct {
 	NextQuarantine uint64 `msgpack:"next_quarantine"`
 	// Sink is what the exactly-once output file holds.
 	Sink sinkState `msgpack:"sink"`
+	// Files are the other output files this database has written, as
+	// each was when the database last wrote it, so that going back to one
+	// checks it and catches it up (absent in databases before version 1
+	// of sinkState).
+	Files []sinkState `msgpack:"files"`
+	// LiveNext is the first output record not known to have been written
+	// to a live stream (Options.Live); see live.go. 0 in databases from
+	// before it.
+	LiveNext uint64 `msgpack:"live_next"`
 	// Cursors are the producers' committed positions, opaque here.
 	Cursors map[string][]byte `msgpack:"cursors"`
 	// Sources names the sources of WAL entries (entries hold an index).
@@ -44,14 +53,37 @@ type checkpoint struct {
 	Committed int64 `msgpack:"committed"`
 }
 
-// sinkState is the committed state of the output file.
+// sinkState is the committed state of an output file.
 type sinkState struct {
 	Name   string `msgpack:"name"`
 	Format string `msgpack:"format"`
 	Size   int64  `msgpack:"size"`
 	// Next is the sequence number of the first record not in the file.
 	Next uint64 `msgpack:"next"`
+
+	// V is the version of the fields below: 0 in databases written before
+	// they existed (which have none of them), 1 since.
+	V int `msgpack:"v"`
+	// TailCRC is the CRC-32C of the TailLen bytes before Size (the last
+	// sinkTailSize bytes, or all when fewer): what Open checks to know
+	// that the file is still the one this database wrote.
+	TailLen int64  `msgpack:"tail_len"`
+	TailCRC uint32 `msgpack:"tail_crc"`
+	// Limit bounds the file's length until the next checkpoint: nothing
+	// is written past it before a checkpoint that raises it is durable
+	// (see sinkWriter), so an interrupted run cannot have left more.
+	Limit int64 `msgpack:"limit"`
+	// Inode is the file's inode number as last opened (0: unknown).
+	Inode uint64 `msgpack:"inode"`
+	// Frontier and Done are the frontier after the file's last record,
+	// when Chained: the next progress record in the file starts there.
+	Frontier uint64 `msgpack:"frontier"`
+	Done     bool   `msgpack:"done"`
+	Chained  bool   `msgpack:"chained"`
 }
+
+// sinkStateVersion is the version of sinkState this code writes.
+const sinkStateVersion = 1
 
 func newCheckpoint(start uint64) checkpoint {
 	return checkpoint{Frontier: start, NextOutput: 1, NextQuarantine: 1, Sink: sinkState{Next: 1}}
@@ -131,6 +163,7 @@ func (cp *checkpoint) sourceName(i uint64) string {
 func (cp *checkpoint) clone() checkpoint {
 	c := *cp
 	c.Sources = append([]string(nil), cp.Sources...)
+	c.Files = append([]sinkState(nil), cp.Files...)
 	if cp.Cursors != nil {
 		c.Cursors = make(map[string][]byte, len(cp.Cursors))
 		for k, v := range cp.Cursors {

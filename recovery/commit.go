@@ -7,10 +7,9 @@ import (
 )
 
 // commitLoop makes each batch durable, in order, and delivers its results.
-func (p *Processor) commitLoop() {
-	// The commit goroutine owns the chunk numbering and the sink size, which
-	// depend on encodings it produces.
-	st := commitState{nextChunk: p.cp.NextChunk, sinkSize: p.cp.Sink.Size}
+// It owns st: the chunk numbering and the output file's state, which depend
+// on encodings it produces.
+func (p *Processor) commitLoop(st commitState) {
 	for w := range p.commits {
 		err := p.failure()
 		if err == nil {
@@ -38,7 +37,14 @@ func (p *Processor) commitLoop() {
 // for them before committing, so the output bytes are durable before the
 // checkpoint that counts them.
 func (p *Processor) commit(w *work, st *commitState) error {
-	w.cp.Sink.Size = st.sinkSize + int64(len(w.sinkBytes))
+	if p.opts.Sink != nil {
+		if err := p.stampSink(w, st); err != nil {
+			return err
+		}
+	}
+	if p.opts.Live != nil {
+		w.cp.LiveNext = st.liveNext
+	}
 	err := p.db.Update(func(tx *bolt.Tx) error {
 		p.releaseMapped(st)
 		p.db.Reserve()
@@ -61,7 +67,8 @@ func (p *Processor) commit(w *work, st *commitState) error {
 	if err != nil {
 		return fmt.Errorf("commit batch: %w", err)
 	}
-	st.nextChunk, st.sinkSize = w.cp.NextChunk, w.cp.Sink.Size
+	st.nextChunk, st.sinkSize, st.sinkLimit = w.cp.NextChunk, w.cp.Sink.Size, w.cp.Sink.Limit
+	p.sinkw.setLimit(st.sinkLimit)
 	p.mu.Lock()
 	p.committed = w.cp
 	p.status = w.status
@@ -70,19 +77,56 @@ func (p *Processor) commit(w *work, st *commitState) error {
 		p.notify = make(chan struct{})
 	}
 	p.mu.Unlock()
-	if len(w.liveBytes) > 0 {
-		if _, err := p.opts.Live.Write(w.liveBytes); err != nil {
-			return fmt.Errorf("write live output: %w", err)
-		}
-	}
-	return nil
+	return p.writeLive(w, st)
 }
 
 // commitState is what the commit goroutine carries from batch to batch.
 type commitState struct {
 	nextChunk uint64
+	// The output file: its committed size and Limit, and its last bytes.
 	sinkSize  int64
-	commits   int
+	sinkLimit int64
+	tail      tailWindow
+	// liveNext is the first record not yet written to Options.Live.
+	liveNext uint64
+	commits  int
+}
+
+// stampSink sets the batch checkpoint's output file state: its size, the
+// CRC of its last bytes and its Limit. When the batch's output would take
+// the file past the durable Limit, it first commits a higher one, so that
+// the sink writer, which waits for that, can write the batch.
+func (p *Processor) stampSink(w *work, st *commitState) error {
+	end := st.sinkSize + int64(len(w.sinkBytes))
+	if end > st.sinkLimit {
+		if err := p.raiseSinkLimit(st, end+sinkAllowance); err != nil {
+			return err
+		}
+	}
+	w.cp.Sink.Size = end
+	w.cp.Sink.Limit = end + sinkAllowance
+	st.tail.push(w.sinkBytes)
+	st.tail.stamp(&w.cp.Sink)
+	return nil
+}
+
+// raiseSinkLimit commits the last committed checkpoint again with the
+// output file's Limit raised to limit.
+func (p *Processor) raiseSinkLimit(st *commitState, limit int64) error {
+	p.mu.Lock()
+	cp := p.committed.clone()
+	p.mu.Unlock()
+	cp.Sink.Limit = limit
+	if err := p.db.Update(func(tx *bolt.Tx) error { return cp.save(tx) }); err != nil {
+		return fmt.Errorf("raise the output file's limit: %w", err)
+	}
+	p.mu.Lock()
+	p.committed.Sink.Limit = limit
+	p.mu.Unlock()
+	st.sinkLimit = limit
+	p.sinkw.setLimit(limit)
+	p.log.Debug("output file limit raised for a large batch", "limit", limit)
+	return nil
 }
 
 // releaseEvery is how many commits pass between releases of the mapped

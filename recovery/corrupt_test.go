@@ -116,7 +116,7 @@ type damageReader struct {
 	read func(t *testing.T, path string, more []cdc.Message) (answer string, err error)
 }
 
-func render(msgs ...cdc.Message) string {
+func renderJSON(msgs ...cdc.Message) string {
 	var b []byte
 	for i := range msgs {
 		b = append(cdc.AppendJSON(b, &msgs[i]), '\n')
@@ -144,7 +144,7 @@ var damageReaders = []damageReader{
 		_, err = p.Append(context.Background(), more, nil)
 		var recs []Record
 		if err == nil {
-			recs, err = readRecords(p.db, from, 1<<20)
+			recs, err = p.readRecords(from, 1<<20)
 		}
 		if cerr := p.Close(); err == nil {
 			err = cerr
@@ -153,7 +153,7 @@ var damageReaders = []damageReader{
 		for _, r := range recs {
 			msgs = append(msgs, r.Msg)
 		}
-		return render(msgs...), err
+		return renderJSON(msgs...), err
 	}},
 	{"inspect status", func(t *testing.T, path string, _ []cdc.Message) (string, error) {
 		return withReader(path, func(r *Reader) (string, error) {
@@ -171,7 +171,7 @@ var damageReaders = []damageReader{
 		return withReader(path, func(r *Reader) (string, error) {
 			var b strings.Builder
 			err := r.WAL(0, math.MaxUint64, func(e *WALEntry) error {
-				fmt.Fprintf(&b, "%d %d %v %s", e.Time, e.Arrival, e.Pos, render(e.Msg))
+				fmt.Fprintf(&b, "%d %d %v %s", e.Time, e.Arrival, e.Pos, renderJSON(e.Msg))
 				return nil
 			})
 			return b.String(), err
@@ -180,7 +180,7 @@ var damageReaders = []damageReader{
 	{"replay", func(t *testing.T, path string, _ []cdc.Message) (string, error) {
 		return withReader(path, func(r *Reader) (string, error) {
 			var b strings.Builder
-			err := r.Records(1, func(rec *Record) error { b.WriteString(render(rec.Msg)); return nil })
+			err := r.Records(1, func(rec *Record) error { b.WriteString(renderJSON(rec.Msg)); return nil })
 			return b.String(), err
 		})
 	}},
@@ -200,7 +200,7 @@ var damageReaders = []damageReader{
 	{"replay --rederive", func(t *testing.T, path string, _ []cdc.Message) (string, error) {
 		return withReader(path, func(r *Reader) (string, error) {
 			var b strings.Builder
-			err := r.Rederive(func(m *cdc.Message) error { b.WriteString(render(*m)); return nil })
+			err := r.Rederive(func(m *cdc.Message) error { b.WriteString(renderJSON(*m)); return nil })
 			return b.String(), err
 		})
 	}},

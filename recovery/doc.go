@@ -9,7 +9,7 @@
 //	defer p.Close()
 //	res, err := p.Append(ctx, msgs, nil)        // returns once durably committed
 //	for rec, err := range p.Output(ctx, 1) { … } // the clean stream, blocking for more
-//	c, err := p.Consumer("billing")             // a named, resumable reader
+//	c, err := p.Consumer("billing")             // a named, resumable reader (one at a time)
 //
 // Append is safe for concurrent use; appends that arrive together share one
 // bbolt transaction and one fsync (group commit), like bbolt's DB.Batch.
@@ -31,7 +31,8 @@
 //
 // The output file (Options.Sink) is written and fsynced before the
 // transaction that records its new size commits. After a crash the file may
-// hold bytes past the committed size, but never fewer: Open cuts it back.
+// hold bytes past the committed size, but never fewer: Open cuts it back
+// (see "The output file" for what it checks first).
 // The receiver's output depends only on the order in which messages are
 // pushed, and a producer resumes from its committed cursor (or re-sends from
 // the start: the committed prefix is then all duplicates), so the records
@@ -39,20 +40,100 @@
 // the file ends byte-identical to that of an uninterrupted run: no duplicate,
 // missing or torn line.
 //
+// Update data is stored in its canonical encoding: Submit and Append
+// canonicalise it (cdc.AppendCanonical) or refuse the request
+// (ErrInvalidData), since the WAL and the receiver compare data by its
+// bytes.
+//
+// # The output file
+//
+// The output file is known by its path, and anything may happen to a
+// path between two runs, so the processor writes or cuts a file only when
+// it can tell that the file is the one it wrote. OpenFileSink takes an
+// exclusive flock on the file for as long as the sink is open: two
+// processors never write one file (the second gets ErrSinkLocked). A path
+// that is not a regular file, or names a file descriptor (/dev/stdout,
+// /dev/fd/N, /proc/PID/fd/N: they may lead to a file another program
+// writes), is refused (ErrSinkStream): write to it as a stream, below.
+// A file OpenFileSink creates has its directory fsynced before the
+// checkpoint can name it.
+//
+// With every commit the checkpoint records, besides the file's size: the
+// CRC-32C of its last 4 KiB (the commit goroutine keeps those bytes, so
+// this costs a few microseconds a commit), its inode, the frontier after
+// its last record, and a Limit: the size plus 16 MiB. The sink writer never
+// writes past the Limit of the last durable checkpoint; a batch whose
+// output would pass it waits until a commit raises it (the commit
+// goroutine commits a higher Limit first when the batch it is about to
+// commit needs one, so this cannot deadlock). So after any crash the file
+// is at most Limit bytes long. A clean Close, with no batch in flight,
+// commits a Limit equal to the size: after it, any byte past the
+// committed size is another program's. Open then, before writing anything:
+//
+//  1. refuses a file shorter than the committed size (ErrSinkShort);
+//  2. checks the committed bytes: the CRC of the last 4 KiB before the
+//     committed size, and for JSON Lines that the byte before it is a
+//     newline (ErrSinkChanged): another file at the path, or this one
+//     edited, is told apart before anything is appended to it;
+//  3. takes the bytes past the committed size that are, byte for byte,
+//     the committed records the file lacks (a catch-up that was
+//     interrupted, or a file regenerated with cdclog replay), moving the
+//     file's state past them;
+//  4. cuts what remains only if it is what an interrupted run can have
+//     left: in the same file (same inode), no longer than the Limit allows,
+//     and a sequence of records in the sink's format that continue the
+//     committed stream (each progress record starts where the previous
+//     one ended, from the recorded frontier; updates in time order at or
+//     above it; nothing after the end of the stream), of which the last
+//     may be cut short by the crash or be zeros (a file system may show
+//     zeros where written data never reached the disk). Otherwise it
+//     refuses (ErrSinkExcess) and leaves the file as it is.
+//
+// Every error says what it found and how to recover: move the file aside
+// and regenerate it with `cdclog replay --db PATH > FILE` (step 3 then
+// takes it as it is). The residual risk is a run killed with batches in
+// flight, after which another database filled the file with up to 16 MiB
+// of records continuing this one's stream, in the same inode (or a reused
+// inode number): they would be cut. A file the database never wrote must be empty. The checkpoint keeps
+// the state of every output file the database has written, so going back
+// to an earlier one checks it in the same way and catches it up with the
+// records committed since.
+//
+// Databases from before these checks have no checksum, inode, frontier
+// or Limit recorded (sinkState.V is 0): Open applies the newline check and
+// the record checks (with the frontier when the file holds every record),
+// and the first commit records the rest.
+//
+// # Streams
+//
+// Options.Live is a stream (stdout, a pipe, a device): it is never cut or
+// read back, and is written at least once. Each batch's output goes to it
+// after the batch commits, and the checkpoint keeps how far the writes got
+// (LiveNext, recorded by the next commit and by Close). A run with a
+// stream first writes the records from LiveNext on: those a run before it
+// committed but may not have written before it stopped, which may reach
+// the stream twice. A run without a stream owes none: a stream receives
+// the records committed while one is attached. A failed write to the
+// stream (a reader that went away) stops the processor with ErrLiveOutput,
+// which is not a storage failure: what was committed stays committed.
+//
 // # How it runs
 //
 // Three goroutines make a pipeline, with a fixed set of three batches
 // going round it: the apply goroutine gathers submitted requests into a
 // batch and runs the receiver; the prepare goroutine encodes the batch's
 // WAL chunks, output log records and output bytes, and hands the bytes to
-// a writer that writes and fsyncs the output file at once; the commit
-// goroutine writes the bbolt transaction, waiting for the output file's
-// fsync before committing. So while batch k commits, batch k+1 is
-// prepared and its output bytes written, and batch k+2 applied: the file
-// may then hold bytes of two batches past the committed size, which Open
-// cuts back as above.
+// a writer that writes and fsyncs the output file at once (within the
+// Limit); the commit goroutine writes the bbolt transaction, waiting for
+// the output file's fsync before committing. So while batch k commits,
+// batch k+1 is prepared and its output bytes written, and batch k+2
+// applied (and, once prepared, written): the file may then hold the bytes
+// of three batches past the committed size (k's, whose commit is under
+// way, and the two after it), never more than the Limit, which Open cuts
+// back as above.
 //
 // A commit or fsync error is fatal: the processor stops (later calls return
 // ErrFailed) rather than retry and risk hiding a lost write; the next Open
-// recovers from the last commit.
+// recovers from the last commit. After Close, every method that needs the
+// database returns ErrClosed.
 package recovery

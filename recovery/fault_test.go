@@ -45,7 +45,7 @@ func TestAnFsyncFailureStopsTheProcessorAndRecoveryIsExact(t *testing.T) {
 	dir := t.TempDir()
 	path, out := filepath.Join(dir, "state.db"), filepath.Join(dir, "out.jsonl")
 	msgs := mangled(31, cleanStream(31, 0, 3000))
-	fs, _ := OpenFileSink(out)
+	fs, _ := OpenFileSink(out, FileSinkOptions{})
 	sink := &faultySink{FileSink: fs, syncs: 3}
 	p := openTest(t, path, Options{Sink: sink, SinkName: out, BatchMessages: 400})
 	var failedAt int
@@ -67,7 +67,7 @@ func TestAnFsyncFailureStopsTheProcessorAndRecoveryIsExact(t *testing.T) {
 	p.Close()
 	// Lose the unsynced bytes, as a power cut would.
 	os.Truncate(out, sink.synced)
-	fs, _ = OpenFileSink(out)
+	fs, _ = OpenFileSink(out, FileSinkOptions{})
 	p = openTest(t, path, Options{Sink: fs, SinkName: out})
 	appendAll(t, p, msgs[failedAt:], 400)
 	p.Close()

@@ -32,13 +32,19 @@ type Options struct {
 	OnError cdc.ErrorPolicy
 	// Logger receives progress and warnings; nil means slog.Default().
 	Logger *slog.Logger
-	// Sink, when set, is the exactly-once output file; SinkName identifies
-	// it across runs (its path) and SinkFormat is the format written.
+	// Sink, when set, is the exactly-once output file (OpenFileSink);
+	// SinkName identifies it across runs (its absolute path) and
+	// SinkFormat is the format written. Open checks that the file holds
+	// what this database wrote before it writes to it or cuts it (see
+	// "The output file" in the package documentation).
 	Sink       Sink
 	SinkName   string
 	SinkFormat cdc.Format
-	// Live, when set, receives each batch's output (in LiveFormat) after
-	// the batch commits: at-least-once, for a pipe such as stdout.
+	// Live, when set, is a stream (stdout, a pipe): it receives each
+	// batch's output (in LiveFormat) after the batch commits, and first
+	// what an interrupted run before may not have written to its stream:
+	// at least once (see "Streams" in the package documentation). A write
+	// error stops the processor with ErrLiveOutput.
 	Live       io.Writer
 	LiveFormat cdc.Format
 	// LockTimeout bounds the wait for another process's lock: zero means

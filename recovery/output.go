@@ -11,12 +11,15 @@ import (
 // readBatch is how many records one read transaction returns at most.
 const readBatch = 4096
 
-// readRecords returns up to limit committed records from seq from on.
-func readRecords(db interface {
-	View(func(*bolt.Tx) error) error
-}, from uint64, limit int) ([]Record, error) {
+// readRecords returns up to limit committed records from seq from on, or
+// ErrClosed.
+func (p *Processor) readRecords(from uint64, limit int) ([]Record, error) {
+	if err := p.enter(); err != nil {
+		return nil, err
+	}
+	defer p.leave()
 	var recs []Record
-	err := db.View(func(tx *bolt.Tx) error {
+	err := p.db.View(func(tx *bolt.Tx) error {
 		return scanOutput(tx, from, func(seq uint64, m *cdc.Message) (bool, error) {
 			recs = append(recs, Record{Seq: seq, Msg: cloneMessage(m)})
 			return len(recs) < limit, nil
@@ -42,7 +45,7 @@ func (p *Processor) Output(ctx context.Context, from uint64) iter.Seq2[Record, e
 		for {
 			wake, end := p.waitChannel()
 			if next < end {
-				recs, err := readRecords(p.db, next, readBatch)
+				recs, err := p.readRecords(next, readBatch)
 				if err != nil {
 					yield(Record{}, err)
 					return

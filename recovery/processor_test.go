@@ -50,19 +50,20 @@ func TestExactlyOnceSinkIsCutBackToTheCommittedSize(t *testing.T) {
 	dir := t.TempDir()
 	path, out := filepath.Join(dir, "state.db"), filepath.Join(dir, "out.jsonl")
 	msgs := cleanStream(2, 0, 500)
-	sink, err := OpenFileSink(out)
+	sink, err := OpenFileSink(out, FileSinkOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := openTest(t, path, Options{Sink: sink, SinkName: out})
 	appendAll(t, p, msgs[:600], 100)
 	p.Close()
+	asInterrupted(t, path)
 	committed, _ := os.ReadFile(out)
 	// A crash after the sink write and before the commit leaves a torn tail.
 	f, _ := os.OpenFile(out, os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString(`{"update":{"data":"torn`)
 	f.Close()
-	sink, _ = OpenFileSink(out)
+	sink, _ = OpenFileSink(out, FileSinkOptions{})
 	p = openTest(t, path, Options{Sink: sink, SinkName: out})
 	if got, _ := os.ReadFile(out); !bytes.Equal(got, committed) {
 		t.Fatalf("tail not cut: %d bytes, want %d", len(got), len(committed))
@@ -81,7 +82,7 @@ func TestALateOutputFileReceivesTheWholeStream(t *testing.T) {
 	p := openTest(t, path, Options{})
 	appendAll(t, p, msgs[:200], 50)
 	p.Close()
-	sink, _ := OpenFileSink(out)
+	sink, _ := OpenFileSink(out, FileSinkOptions{})
 	p = openTest(t, path, Options{Sink: sink, SinkName: out})
 	appendAll(t, p, msgs[200:], 50)
 	p.Close()
@@ -93,18 +94,18 @@ func TestALateOutputFileReceivesTheWholeStream(t *testing.T) {
 func TestAShortenedOrForeignOutputFileIsRefused(t *testing.T) {
 	dir := t.TempDir()
 	path, out := filepath.Join(dir, "state.db"), filepath.Join(dir, "out.jsonl")
-	sink, _ := OpenFileSink(out)
+	sink, _ := OpenFileSink(out, FileSinkOptions{})
 	p := openTest(t, path, Options{Sink: sink, SinkName: out})
 	appendAll(t, p, cleanStream(4, 0, 100), 50)
 	p.Close()
 	os.Truncate(out, 10)
-	sink, _ = OpenFileSink(out)
+	sink, _ = OpenFileSink(out, FileSinkOptions{})
 	if _, err := Open(path, Options{Sink: sink, SinkName: out, Logger: quietLogger()}); !errors.Is(err, ErrSinkShort) {
 		t.Fatalf("got %v, want ErrSinkShort", err)
 	}
 	other := filepath.Join(dir, "other.jsonl")
 	os.WriteFile(other, []byte("someone else's\n"), 0o644)
-	sink, _ = OpenFileSink(other)
+	sink, _ = OpenFileSink(other, FileSinkOptions{})
 	if _, err := Open(path, Options{Sink: sink, SinkName: other, Logger: quietLogger()}); !errors.Is(err, ErrSinkForeign) {
 		t.Fatalf("got %v, want ErrSinkForeign", err)
 	}

@@ -2,9 +2,33 @@ package recovery
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/cdclog/cdclog/cdc"
 )
+
+// canonicalData returns msgs with every update's data in its canonical
+// encoding: msgs itself when it already is (the usual case, which costs
+// one scan of each value), otherwise a copy. A value that is not valid
+// JSON is an error naming the message; msgs is never modified.
+func canonicalData(msgs []cdc.Message) ([]cdc.Message, error) {
+	out, copied := msgs, false
+	for i := range msgs {
+		m := &msgs[i]
+		if m.Kind != cdc.KindUpdate || cdc.IsCanonical(m.Update.Data) {
+			continue
+		}
+		data, err := cdc.AppendCanonical(nil, m.Update.Data)
+		if err != nil {
+			return nil, fmt.Errorf("message %d (%s): %w: %v", i, m, ErrInvalidData, err)
+		}
+		if !copied {
+			out, copied = append([]cdc.Message(nil), msgs...), true
+		}
+		out[i].Update.Data = data
+	}
+	return out, nil
+}
 
 // Request is one call's worth of messages for Submit.
 type Request struct {

@@ -90,7 +90,7 @@ func TestASchema1DatabaseReadsAsBefore(t *testing.T) {
 func TestASchema1DatabaseIsUpgradedAndIngestContinues(t *testing.T) {
 	path := schema1Copy(t)
 	out := filepath.Join(filepath.Dir(path), "out.jsonl")
-	sink, err := OpenFileSink(out)
+	sink, err := OpenFileSink(out, FileSinkOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

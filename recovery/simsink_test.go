@@ -2,6 +2,7 @@ package recovery
 
 import (
 	"errors"
+	"io"
 	"os"
 	"sync"
 	"syscall"
@@ -84,6 +85,20 @@ func (s *simSink) Sync() error {
 	}
 	s.synced = len(s.data)
 	return nil
+}
+
+// ReadAt reads what a reader sees, as a file's ReadAt does.
+func (s *simSink) ReadAt(p []byte, off int64) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if off >= int64(len(s.data)) {
+		return 0, io.EOF
+	}
+	n := copy(p, s.data[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
 }
 
 func (s *simSink) Size() (int64, error) {

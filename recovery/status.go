@@ -127,8 +127,12 @@ func buildStatus(db *store.DB, cp *checkpoint, rs receiverState) (Status, error)
 	return s, err
 }
 
-// Status returns the state as of the last commit.
+// Status returns the state as of the last commit, or ErrClosed.
 func (p *Processor) Status() (Status, error) {
+	if err := p.enter(); err != nil {
+		return Status{}, err
+	}
+	defer p.leave()
 	p.mu.Lock()
 	cp, rs := p.committed.clone(), p.status
 	p.mu.Unlock()

@@ -136,7 +136,7 @@ func createFile(real string, o *Options) error {
 	if o.NoSync {
 		return nil
 	}
-	return syncDir(filepath.Dir(real))
+	return SyncDir(filepath.Dir(real))
 }
 
 // linkUnsupported reports whether link failed because the file system
@@ -179,7 +179,7 @@ func replace(old *os.File, real, purpose string, fn func(*bolt.DB) error) (int64
 		return 0, err
 	}
 	t.name = ""
-	return nfi.Size(), syncDir(filepath.Dir(real))
+	return nfi.Size(), SyncDir(filepath.Dir(real))
 }
 
 // keepOwnerAndMode gives the file at name the permissions of fi and, as
@@ -223,9 +223,9 @@ func removeStale(real string) {
 	}
 }
 
-// syncDir makes the directory's entries durable: a created or renamed
+// SyncDir makes the directory's entries durable: a created or renamed
 // file is not on disk until its directory is.
-func syncDir(dir string) error {
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err

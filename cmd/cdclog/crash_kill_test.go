@@ -284,7 +284,7 @@ func (k *killer) afterKill(attempt int, how string) {
 		return
 	}
 	k.reopens++
-	sink, err := recovery.OpenFileSink(abs(t, k.out))
+	sink, err := recovery.OpenFileSink(abs(t, k.out), recovery.FileSinkOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -76,11 +76,6 @@ func ingestUntilItFails(t *testing.T, db, in string, committed int64, fault func
 	}
 }
 
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return lines[len(lines)-1]
-}
-
 // TestIngestExitsWhenItsDatabaseFileIsCutShort: the database file cut
 // short under a running ingest (a failing disk, another program) makes
 // bbolt fault reading its memory map, in the commit and again in the

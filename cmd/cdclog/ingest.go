@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/cdclog/cdclog/cdc"
@@ -34,6 +31,23 @@ already committed is dropped as duplicates. Rerunning on a finished input is
 a no-op. Without --out the clean stream goes to stdout after each commit, and
 stays in the database's output log ('cdclog replay' re-sends it).
 
+--out FILE is locked while ingest writes it (a second ingest on it gives up
+after --lock-timeout) and is only written or cut when it is the file this
+database wrote: its committed bytes must match the checksum kept in the
+database, and bytes past them are cut only when they are records an
+interrupted run left. Otherwise ingest stops with an error and leaves the
+file as it is; 'cdclog replay --db PATH > FILE' regenerates it. A new FILE
+must be empty; going back to a FILE used before catches it up.
+
+Stdout, and an --out that is not a regular file (a pipe, a device such as
+/dev/null, /dev/stdout or another file descriptor), are streams: never cut or
+checked, written at least once. Each run writes the records committed while
+it runs, after each commit, and first those that an interrupted run before
+it (with a stream too) committed but may not have written, which may
+therefore appear twice. When the reader of the stream goes away (ingest ...
+| head), ingest stops with a one-line error, exit code 1, and what it
+committed stays in the database.
+
 Protocol violations exit with code 3 and malformed input with code 1, after
 committing everything accepted before them; --on-error skip counts and drops
 such messages, --on-error quarantine keeps them in the database
@@ -46,7 +60,7 @@ Examples:
    producer | cdclog ingest --db state.db > clean.jsonl`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "db", Usage: "bbolt database `PATH` (created if missing; required)"},
-			&cli.StringFlag{Name: "out", Usage: "exactly-once output `FILE` (default: stdout, at least once)"},
+			&cli.StringFlag{Name: "out", Usage: "exactly-once output `FILE`, locked while written (default: stdout; a pipe or device is a stream, at least once)"},
 			&cli.Uint64Flag{Name: "start", Usage: "initial frontier `T` of a new database: times below it count as complete"},
 			onErrorFlag(),
 			&cli.IntFlag{Name: "batch-messages", Value: recovery.DefaultBatchMessages, Usage: "group commit: at most `N` messages per transaction"},
@@ -76,36 +90,16 @@ func runIngest(c *cli.Context) error {
 		BatchMessages: c.Int("batch-messages"), BatchDelay: c.Duration("batch-delay"),
 		Start: c.Uint64("start"), OnError: policy, Logger: e.log, LockTimeout: wait,
 	}
-	if out := c.String("out"); out != "" && out != "-" {
-		abs, err := filepath.Abs(out)
-		if err != nil {
-			return withCode(exitFailure, err)
-		}
-		_, statErr := os.Stat(abs)
-		sink, err := recovery.OpenFileSink(abs)
-		if err != nil {
-			return withCode(exitFailure, err)
-		}
-		opts.Sink, opts.SinkName, opts.SinkFormat = sink, abs, e.outFormat
-		created := errors.Is(statErr, fs.ErrNotExist)
-		defer func() {
-			// A database that could not be opened leaves no trace: not
-			// even the empty output file opening it created.
-			if created && opts.Sink == nil {
-				os.Remove(abs)
-			}
-		}()
-	} else {
-		opts.Live, opts.LiveFormat = e.stdout, e.outFormat
+	closeOut, err := openOutput(e, c.String("out"), wait, &opts)
+	if err != nil {
+		return err
 	}
 	p, err := recovery.Open(c.String("db"), opts)
 	if err != nil {
-		if opts.Sink != nil {
-			opts.Sink.Close()
-			opts.Sink = nil
-		}
+		closeOut(false)
 		return withCode(exitFailure, err)
 	}
+	defer closeOut(true)
 	in := &ingester{e: e, p: p, policy: policy, started: time.Now(), prog: newInputProgress(e, "ingest", c.Args().Slice())}
 	runErr := in.run(c.Context, c.Args().Slice())
 	in.prog.finish()
