@@ -155,7 +155,9 @@ func (r *ingestRun) read(rctx context.Context) error {
 		if r.o.OnRead != nil {
 			r.o.OnRead(b)
 		}
-		if b.Len() == 0 && b.Cursor == nil {
+		// The last batch is submitted even when empty: it flushes the
+		// group commit that the batches before it may be waiting in.
+		if b.Len() == 0 && b.Cursor == nil && rerr == nil {
 			r.free <- b
 		} else if err := r.submit(b, rerr != nil); err != nil {
 			return err
