@@ -3,8 +3,6 @@ package recovery
 import (
 	"errors"
 	"testing"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // TestOpenRefusesAStartThatDiffersFromTheDatabases: Options.Start was
@@ -83,7 +81,8 @@ func TestTheStartOfADatabaseFromBeforeItWasRecordedIsInferred(t *testing.T) {
 			if err := p.Close(); err != nil {
 				t.Fatal(err)
 			}
-			forgetStart(t, path)
+			// As a checkpoint written before the start was recorded.
+			editCheckpoint(t, path, func(cp *checkpoint) { cp.Start, cp.StartKnown = 0, false })
 			if _, err := Open(path, Options{Start: 3, Logger: quietLogger()}); !errors.Is(err, ErrStartMismatch) {
 				t.Fatalf("start 3 on a database from start 9: %v", err)
 			}
@@ -107,28 +106,6 @@ func TestTheStartOfASchema1DatabaseIsItsFirstReleasesLowerBound(t *testing.T) {
 	}
 	p := openTest(t, path, Options{StartSet: true})
 	if err := p.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// forgetStart rewrites the checkpoint without the start, as a database
-// written before it was recorded has it.
-func forgetStart(t *testing.T, path string) {
-	t.Helper()
-	db, err := bolt.Open(path, 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	err = db.Update(func(tx *bolt.Tx) error {
-		cp, _, err := loadCheckpoint(tx)
-		if err != nil {
-			return err
-		}
-		cp.Start, cp.StartKnown = 0, false
-		return cp.put(tx)
-	})
-	if err != nil {
 		t.Fatal(err)
 	}
 }
