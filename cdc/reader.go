@@ -168,8 +168,7 @@ func (r *Reader) decodeError(pos Pos, fatal bool, format string, args ...any) er
 // wrongFormat marks err, a *DecodeError from decodeError, as being about a
 // message that looks like one in format f, when looks is set.
 func (r *Reader) wrongFormat(looks bool, f Format, err error) error {
-	if looks {
-		de := err.(*DecodeError)
+	if de, ok := err.(*DecodeError); ok && looks {
 		de.WrongFormat, de.LooksLike = true, f
 		de.Reason += "; it looks like " + f.Name() + ", not " + r.format.Name()
 	}
