@@ -207,6 +207,16 @@ func (r *Reader) decodeError(pos Pos, fatal bool, format string, args ...any) er
 	return err
 }
 
+// wrongFormat marks err, a *DecodeError from decodeError, as being about a
+// message that looks like one in format f, when looks is set.
+func (r *Reader) wrongFormat(looks bool, f Format, err error) error {
+	if de, ok := err.(*DecodeError); ok && looks {
+		de.WrongFormat, de.LooksLike = true, f
+		de.Reason += "; it looks like " + f.Name() + ", not " + r.format.Name()
+	}
+	return err
+}
+
 // limit describes the message size limit.
 func (r *Reader) limit() string {
 	if r.max%(1<<20) == 0 {
@@ -255,7 +265,7 @@ func (r *Reader) nextJSONL(m *Message) error {
 				r.unconsume(r.offset - lineStart)
 				return ErrUnfinished
 			}
-			return r.decodeError(r.pos, false, "%s", err)
+			return r.wrongFormat(looksLikeMsgpack(line), Msgpack, r.decodeError(r.pos, false, "%s", err))
 		}
 		if m.Kind == KindUpdate {
 			m.Update.Data = r.keepData(m.Update.Data)
@@ -273,7 +283,8 @@ func (r *Reader) keepData(data []byte) []byte { return slab.Keep(&r.slab, data, 
 func (r *Reader) overlong(from int64) error {
 	r.discarding = false
 	r.pos, r.raw = Pos{Source: r.source, Line: r.line, Offset: from}, nil
-	return r.decodeError(r.pos, false, "line %d exceeds the %s message limit", r.line, r.limit())
+	return r.wrongFormat(looksLikeMsgpack(r.head), Msgpack,
+		r.decodeError(r.pos, false, "line %d exceeds the %s message limit", r.line, r.limit()))
 }
 
 // unconsume gives back the last n bytes consumed, the line that ends
@@ -417,6 +428,15 @@ func (r *Reader) tryMsgpack(b []byte, m *Message) (done bool, err error) {
 		n, err := parseMsgpack(b, m, &r.slab, &r.counts)
 		if err == nil {
 			return true, r.acceptMsgpack(b, n, nil)
+		}
+		// JSON is a run of small integers to msgpack, after which there
+		// is no telling where a message starts: stop there.
+		switch json, more := looksLikeJSON(b); {
+		case json:
+			r.pos, r.raw = r.msgPos(), nil
+			return true, r.wrongFormat(true, JSONL, r.decodeError(r.pos, true, "%s", err))
+		case more && !r.eof:
+			return false, nil
 		}
 		perr = err
 		r.scanAt, r.scanPending = 0, 1

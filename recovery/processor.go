@@ -90,7 +90,7 @@ func Open(path string, opts Options) (*Processor, error) {
 }
 
 func start(db *store.DB, o Options) (*Processor, error) {
-	cp, recv, err := recoverState(db, o.Start, o.Logger)
+	cp, recv, err := recoverState(db, o)
 	if err != nil {
 		return nil, err
 	}

@@ -288,15 +288,3 @@ func TestIngestLogsProgressWhenStderrIsNotATerminal(t *testing.T) {
 		t.Fatalf("--quiet still logs progress:\n%s", r.Stderr)
 	}
 }
-
-func TestIngestOfAMissingInputCreatesNothingAndSaysOnlyWhy(t *testing.T) {
-	dir := t.TempDir()
-	db := filepath.Join(dir, "s.db")
-	r := expectFailure(t, exitFailure, nil, []string{"ingest", "--db", db, filepath.Join(dir, "nosuch.jsonl")}, "nosuch.jsonl")
-	if strings.Contains(r.Stderr, "ingest finished") {
-		t.Errorf("a summary before the error:\n%s", r.Stderr)
-	}
-	if _, err := os.Stat(db); !os.IsNotExist(err) {
-		t.Fatalf("the database was created: %v", err)
-	}
-}

@@ -80,7 +80,7 @@ Examples:
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "db", Usage: "bbolt database `PATH` (created if missing; required)"},
 			&cli.StringFlag{Name: "out", Usage: "exactly-once output `FILE`, locked while written (default: stdout; a pipe or device is a stream, at least once)"},
-			&cli.Uint64Flag{Name: "start", Usage: "initial frontier `T` of a new database: times below it count as complete"},
+			&cli.Uint64Flag{Name: "start", Usage: "initial frontier `T` of a new database: times below it count as complete (an existing database refuses another)"},
 			onErrorFlag(),
 			&cli.IntFlag{Name: "batch-messages", Value: recovery.DefaultBatchMessages, Usage: "group commit: at most `N` messages per transaction"},
 			&cli.DurationFlag{Name: "batch-delay", Value: recovery.DefaultBatchDelay, Usage: "group commit: wait at most `D` for more messages"},
@@ -124,7 +124,7 @@ func runIngest(c *cli.Context) error {
 	defer srcs.close()
 	opts := recovery.Options{
 		BatchMessages: c.Int("batch-messages"), BatchDelay: c.Duration("batch-delay"),
-		Start: c.Uint64("start"), OnError: policy, Logger: e.log, LockTimeout: wait,
+		Start: c.Uint64("start"), StartSet: c.IsSet("start"), OnError: policy, Logger: e.log, LockTimeout: wait,
 	}
 	closeOut, err := openOutput(e, c.String("out"), wait, &opts)
 	if err != nil {

@@ -20,7 +20,8 @@ With --json it prints JSON Lines, one object per rejected message:
    {"seq":1,"source":"in.jsonl","line":3,"offset":120,"reason":"…",
     "time":"2026-01-02T03:04:05Z","raw":"{\"update\":…}"}
 raw holds the bytes as text when they are UTF-8; otherwise raw is absent and
-raw_base64 holds them in base64.
+raw_base64 holds them in base64. "truncated":true says that only the first
+KiB of an over-long message was kept.
 
 Examples:
    cdclog inspect --db state.db quarantine
