@@ -32,7 +32,7 @@ func TestAStreamInTheOtherFormatIsSaidToBeOne(t *testing.T) {
 		for name, wrap := range readers {
 			r := NewReader(wrap(strings.NewReader(tc.in)), tc.read, "in")
 			var msg Message
-			err := r.Next(&msg)
+			err := nextMsg(r, &msg)
 			var de *DecodeError
 			if !errors.As(err, &de) || !de.WrongFormat || de.LooksLike != tc.looks || de.Fatal != tc.fatal {
 				t.Errorf("%s, %s: %v (%+v), want a decode error saying it looks like %s", tc.name, name, err, de, tc.looks.Name())

@@ -40,13 +40,13 @@ func TestIngestRefusesAnotherStartOnAnExistingDatabase(t *testing.T) {
 
 // TestIngestRefusesAnExplicitStart0OnADatabaseWithAnother: --start 0 is
 // a start too; recovery refuses it when Options.StartSet says it was
-// given, which runIngest does not set yet.
+// given, as runIngest sets it from the command line.
 func TestIngestRefusesAnExplicitStart0OnADatabaseWithAnother(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "state.db")
 	mustRunBin(t, strings.NewReader(""), "--quiet", "ingest", "--db", db, "--start", "2")
 	r := testbin.Run(t, strings.NewReader(""), "ingest", "--db", db, "--start", "0")
 	if r.Code == 0 {
-		t.Skip("lead: ingest loop rewrite (runIngest is to set recovery.Options.StartSet from c.IsSet(\"start\"))")
+		t.Fatalf("an explicit --start 0 was accepted on a database created with start 2: %v", r)
 	}
 	if r.Code != exitFailure || !strings.Contains(r.Stderr, "the database was created with start 2, not 0") {
 		t.Fatalf("%v", r)
