@@ -56,6 +56,7 @@ type Source struct {
 	lastCheck time.Time
 
 	mu     sync.Mutex
+	end    uint64 // the stream sequence after its last message, as last seen (0: unknown)
 	failed error
 	wake   chan struct{} // closed on failure
 	closed chan struct{}
@@ -222,7 +223,28 @@ func (s *Source) accept(ctx context.Context, m jetstream.Msg) error {
 	}
 	s.pending, s.taken = m, 0
 	s.parts = broker.DecodeValue(s.o.Format, m.Data(), s.parts[:0])
+	if s.o.Subject == "" {
+		// Unfiltered, the messages pending after this one are the
+		// stream's next sequences (less any deleted from the middle).
+		s.mu.Lock()
+		s.end = seq + 1 + md.NumPending
+		s.mu.Unlock()
+	}
 	return nil
+}
+
+// LogEnds returns the stream sequence after its last message as the
+// latest message read reported it (its pending count), under partition 0:
+// a JetStream stream has one order. It is empty before the first message,
+// and always with a subject filter, whose pending count says nothing of
+// sequences. Safe from any goroutine.
+func (s *Source) LogEnds() map[int32]int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.end == 0 {
+		return nil
+	}
+	return map[int32]int64{0: int64(s.end)}
 }
 
 // checkGap fails when messages between the position and seq were

@@ -62,8 +62,9 @@ type Source struct {
 	taken int
 
 	mu         sync.Mutex
-	known      map[int32]bool // partitions being consumed
-	failed     error          // set by the partition watcher
+	known      map[int32]bool  // partitions being consumed
+	ends       map[int32]int64 // each partition's end as last fetched
+	failed     error           // set by the partition watcher
 	cancelPoll context.CancelCauseFunc
 
 	stop chan struct{}
@@ -313,7 +314,32 @@ func (s *Source) fetched(ctx context.Context, fs kgo.Fetches) error {
 		}
 	})
 	fs.EachRecord(func(r *kgo.Record) { s.queue = append(s.queue, r) })
+	s.mu.Lock()
+	fs.EachPartition(func(p kgo.FetchTopicPartition) {
+		// read_committed: the last stable offset is where reading ends.
+		end := p.LastStableOffset
+		if end < 0 {
+			end = p.HighWatermark
+		}
+		if end >= 0 && p.Err == nil {
+			if s.ends == nil {
+				s.ends = map[int32]int64{}
+			}
+			s.ends[p.Partition] = end
+		}
+	})
+	s.mu.Unlock()
 	return first
+}
+
+// LogEnds returns each partition's end offset (its last stable offset:
+// the offset after the last record a read_committed reader can read) as
+// the latest fetch that returned records reported it; a partition not
+// fetched from yet is absent. Safe from any goroutine.
+func (s *Source) LogEnds() map[int32]int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.ends)
 }
 
 // fetchError classifies a fetch error: nil for one the client retries.
