@@ -87,8 +87,10 @@ func (r *Run) Run(ctx context.Context, p *recovery.Processor) (Result, error) {
 		}()
 	}
 	ends := newEndRecorder(p, log, append(append([]recovery.Source(nil), r.InTurn...), r.Endless...))
-	recDone := ends.every(ictx, r.RecordEvery)
+	rctx, stopRecording := context.WithCancel(ictx)
+	recDone := ends.every(rctx, r.RecordEvery)
 	err := r.ingest(ictx, p, &res.Committed)
+	stopRecording()
 	<-recDone
 	ends.flush(context.Background())
 	if r.Sink == nil {

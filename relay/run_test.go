@@ -202,3 +202,14 @@ func TestRunRecordsTheInputsLogEndsForDescribe(t *testing.T) {
 		t.Errorf("recorded %+v, %v", ends, err)
 	}
 }
+
+func TestRunReturnsTheErrorOfAnInputThatReportsLogEnds(t *testing.T) {
+	p, _ := openProcessor(t)
+	src := &endSource{chanSource: newChanSource("nats:IN"), ends: map[int32]int64{0: 9}}
+	boom := errors.New("boom")
+	src.fail <- boom
+	done := runInBackground(context.Background(), &Run{Endless: []recovery.Source{src}, RecordEvery: 10 * time.Millisecond, Logger: quiet}, p)
+	if err := wait(t, done); !errors.Is(err, boom) {
+		t.Fatalf("Run returned %v, want the input's error", err)
+	}
+}
