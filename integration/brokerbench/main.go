@@ -270,6 +270,9 @@ func (b *bench) nats() [][]string {
 		if _, err := js.PublishAsync("cdc.in", cdc.AppendJSON(nil, &b.msgs[i])); err != nil {
 			log.Fatal(err)
 		}
+		if i%1000 == 999 { // keep the window below the client's limit
+			<-js.PublishAsyncComplete()
+		}
 	}
 	<-js.PublishAsyncComplete()
 	var hosts []string
