@@ -52,6 +52,7 @@ type Source struct {
 	next      uint64
 	parts     []broker.Part
 	pending   jetstream.Msg // a message cut by b.Max
+	seq       uint64        // its stream sequence
 	taken     int
 	lastCheck time.Time
 
@@ -221,7 +222,7 @@ func (s *Source) accept(ctx context.Context, m jetstream.Msg) error {
 			return err
 		}
 	}
-	s.pending, s.taken = m, 0
+	s.pending, s.seq, s.taken = m, seq, 0
 	s.parts = broker.DecodeValue(s.o.Format, m.Data(), s.parts[:0])
 	if s.o.Subject == "" {
 		// Unfiltered, the messages pending after this one are the
@@ -269,8 +270,7 @@ func (s *Source) checkGap(ctx context.Context, seq uint64) error {
 // take moves the pending message's parts into b; the position passes
 // the message once all its parts are taken.
 func (s *Source) take(b *recovery.SourceBatch) error {
-	md, _ := s.pending.Metadata()
-	seq := md.Sequence.Stream
+	seq := s.seq
 	n, err := broker.Fill(b, s.parts[s.taken:], cdc.Pos{Source: s.Name(), Offset: int64(seq)})
 	s.taken += n
 	if s.taken < len(s.parts) {

@@ -58,7 +58,7 @@ func main() {
 	flag.IntVar(&b.natsNodes, "nats-nodes", 3, "nodes of the NATS cluster (its streams have as many replicas, at most 3)")
 	flag.BoolVar(&b.sync, "nats-sync", true, "nats-server syncs every write (sync_interval: always), as docs/brokers.md asks")
 	flag.IntVar(&b.runs, "runs", 1, "runs of each measurement; the best (fewest seconds) is shown")
-	skip := flag.String("skip", "", "comma-separated runs to skip: kafka, nats")
+	skip := flag.String("skip", "", "comma-separated runs to skip: kafka, nats, nats-out (nats -> nats only)")
 	flag.Parse()
 	if b.bin == "" {
 		log.Fatal("brokerbench: --cdclog is required")
@@ -68,11 +68,15 @@ func main() {
 	b.generate(*times)
 	b.fileToFile()
 	rows := [][]string{{"file -> file", fmt.Sprint(len(b.msgs)), secs(b.fileSecs), rate(len(b.msgs), b.fileSecs), "1.00x", "baseline"}}
-	if !strings.Contains(*skip, "kafka") {
+	skipped := map[string]bool{}
+	for _, s := range strings.Split(*skip, ",") {
+		skipped[strings.TrimSpace(s)] = true
+	}
+	if !skipped["kafka"] {
 		rows = append(rows, b.kafka()...)
 	}
-	if !strings.Contains(*skip, "nats") {
-		rows = append(rows, b.nats()...)
+	if !skipped["nats"] {
+		rows = append(rows, b.nats(!skipped["nats-out"])...)
 	}
 	fmt.Printf("\n%d messages (%d times), %d output records; input topic of 1 partition\n\n", len(b.msgs), *times, b.records)
 	fmt.Printf("| run | messages | seconds | messages/s | time vs file -> file | note |\n|---|---|---|---|---|---|\n")
@@ -236,7 +240,7 @@ func (b *bench) kafkaDone(addrs []string, topic string) func() bool {
 	}
 }
 
-func (b *bench) nats() [][]string {
+func (b *bench) nats(out bool) [][]string {
 	nodes := startNATS(b.natsNodes, b.dir, b.sync)
 	defer func() {
 		for _, s := range nodes {
@@ -284,6 +288,14 @@ func (b *bench) nats() [][]string {
 		toFile := b.fresh("nats.out", run)
 		return b.timed("nats -> file", []string{"--db", b.fresh("nats-file.db", run), "--from", url + "IN", "--out", toFile}, b.fileDone("nats -> file", toFile))
 	})
+	note := fmt.Sprintf("nats-server, %d nodes, R%d file streams", b.natsNodes, r)
+	if b.sync {
+		note += ", sync always"
+	}
+	rows := [][]string{b.row("nats -> file", s1, note)}
+	if !out {
+		return rows
+	}
 	s2 := b.best(func(run int) float64 {
 		name := fmt.Sprintf("OUT%d", run) // each run's database writes a stream of its own
 		subject := fmt.Sprintf("clean.out%d", run)
@@ -294,11 +306,7 @@ func (b *bench) nats() [][]string {
 			return err == nil && info.State.Msgs >= uint64(b.records)
 		})
 	})
-	note := fmt.Sprintf("nats-server, %d nodes, R%d file streams", b.natsNodes, r)
-	if b.sync {
-		note += ", sync always"
-	}
-	return [][]string{b.row("nats -> file", s1, note), b.row("nats -> nats", s2, note+"; one publish per record")}
+	return append(rows, b.row("nats -> nats", s2, note+"; one publish per record"))
 }
 
 // startNATS starts a cluster of n nodes with JetStream on loopback.
