@@ -210,6 +210,33 @@ func (p *proc) waitLog(s string, timeout time.Duration) bool {
 	return false
 }
 
+// waitVerified waits until p's output sink has verified the output: it
+// is then running, its signal handler in place. who names p in the
+// failure.
+func waitVerified(t *testing.T, p *proc, who string) {
+	t.Helper()
+	if !p.waitLog("output sink: verified", time.Minute) {
+		t.Fatalf("%s did not verify the output: %v", who, p.wait(time.Minute))
+	}
+}
+
+// forwardThenCopy runs cdclog with args until read shows output, stops
+// it, and returns a copy of its database db: a restored backup, a
+// failed-over volume, for the tests of two writers on one output.
+func forwardThenCopy(t *testing.T, db string, args []string, read func() []outRecord) string {
+	t.Helper()
+	first := startCdclog(t, args...)
+	waitOutput(t, time.Minute, 1, first, read)
+	if e := first.stop(time.Minute); e.code != 0 {
+		t.Fatal(e)
+	}
+	cp := tempDB(t)
+	if out, err := exec.Command("cp", db, cp).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+	return cp
+}
+
 // killSchedule draws the instants at which the crash tests kill cdclog.
 type killSchedule struct {
 	rng *rand.Rand
@@ -235,13 +262,11 @@ func (k *killSchedule) next() time.Duration {
 	return time.Duration(k.rng.Int64N(int64(k.max)))
 }
 
-// killAfterLog waits until p logs s, then kills it after d: a kill
-// while it works rather than while it starts.
-func killAfterLog(t *testing.T, p *proc, s string, d time.Duration) {
+// killAfterVerified waits until p's sink has verified the output, then
+// kills it after d: a kill while it forwards rather than while it starts.
+func killAfterVerified(t *testing.T, p *proc, d time.Duration) {
 	t.Helper()
-	if !p.waitLog(s, time.Minute) {
-		t.Fatalf("cdclog did not log %q: %v", s, p.wait(time.Minute))
-	}
+	waitVerified(t, p, "cdclog")
 	killAfter(t, p, d)
 }
 

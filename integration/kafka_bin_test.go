@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -158,7 +157,7 @@ func TestCdclogKafkaToKafkaExactlyOnceAcrossKillsLeaderMovesABrokerRestartANewPa
 		if i%2 == 0 {
 			killAfter(t, p, sched.next()) // from its start
 		} else {
-			killAfterLog(t, p, "output sink: verified", sched.next()/4) // while it forwards
+			killAfterVerified(t, p, sched.next()/4) // while it forwards
 		}
 		faults.Wait()
 		out := k.read(t)
@@ -172,9 +171,7 @@ func TestCdclogKafkaToKafkaExactlyOnceAcrossKillsLeaderMovesABrokerRestartANewPa
 		produceKafka(t, k.addrs, k.in, partitions, parts[i])
 	}
 	p := startCdclog(t, k.ingestArgs(db)...)
-	if !p.waitLog("output sink: verified", time.Minute) { // its signal handler is in place
-		t.Fatalf("the last run did not verify the output: %v", p.wait(time.Minute))
-	}
+	waitVerified(t, p, "the last run")
 	waitOutput(t, 3*time.Minute, times, p, func() []outRecord { return k.read(t) })
 	if e := p.stop(time.Minute); e.code != 0 {
 		t.Fatalf("the last run, stopped by SIGTERM: %v", e)
@@ -281,26 +278,14 @@ func TestCdclogKafkaSecondInstanceOnOneSinkIDFencesTheOlder(t *testing.T) {
 	produceKafka(t, k.addrs, k.in, 4, input[:half])
 	db := tempDB(t)
 	args := func(db string) []string { return k.ingestArgs(db, "--sink-id", "orders") }
-	first := startCdclog(t, args(db)...)
-	waitOutput(t, time.Minute, 1, first, func() []outRecord { return k.read(t) })
-	if e := first.stop(time.Minute); e.code != 0 {
-		t.Fatal(e)
-	}
 	// A copy of the database (a restored backup, a failed-over volume)
 	// is started while the original runs again: the newer writer fences
 	// the older, which exits 1 once it has something to write.
-	copyDB := tempDB(t)
-	if out, err := exec.Command("cp", db, copyDB).CombinedOutput(); err != nil {
-		t.Fatalf("cp: %v %s", err, out)
-	}
+	copyDB := forwardThenCopy(t, db, args(db), func() []outRecord { return k.read(t) })
 	older := startCdclog(t, args(db)...)
-	if !older.waitLog("output sink: verified", time.Minute) {
-		t.Fatalf("the older writer did not verify the output: %v", older.wait(time.Minute))
-	}
+	waitVerified(t, older, "the older writer")
 	newer := startCdclog(t, args(copyDB)...)
-	if !newer.waitLog("output sink: verified", time.Minute) {
-		t.Fatalf("the newer writer did not verify the output: %v", newer.wait(time.Minute))
-	}
+	waitVerified(t, newer, "the newer writer")
 	produceKafka(t, k.addrs, k.in, 4, input[half:])
 	if e := older.wait(time.Minute); e.code != 1 || !strings.Contains(e.stderr, "fenced") {
 		t.Fatalf("the older writer: want exit 1, fenced; got %v", e)

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -164,9 +163,7 @@ func TestCdclogJetStreamToJetStreamExactlyOnceAcrossKillsAndTheOutputLeadersDeat
 		p := startCdclog(t, k.ingestArgs(db)...)
 		switch {
 		case i == 2 && k.c != nil: // the node leading the output stream dies while cdclog forwards
-			if !p.waitLog("output sink: verified", time.Minute) {
-				t.Fatalf("cdclog did not verify the output: %v", p.wait(time.Minute))
-			}
+			waitVerified(t, p, "cdclog")
 			dead = streamLeader(t, k.js, k.out)
 			k.c.kill(dead)
 			k.js = k.connect()
@@ -177,7 +174,7 @@ func TestCdclogJetStreamToJetStreamExactlyOnceAcrossKillsAndTheOutputLeadersDeat
 		case i%2 == 0:
 			killAfter(t, p, sched.next())
 		default:
-			killAfterLog(t, p, "output sink: verified", sched.next()/2)
+			killAfterVerified(t, p, sched.next()/2)
 		}
 		out := k.read(t)
 		seen = append(seen, fmt.Sprintf("%d records to time %d", len(out), outputFrontier(out)))
@@ -187,9 +184,7 @@ func TestCdclogJetStreamToJetStreamExactlyOnceAcrossKillsAndTheOutputLeadersDeat
 		k.publish(t, parts[i])
 	}
 	p := startCdclog(t, k.ingestArgs(db)...)
-	if !p.waitLog("output sink: verified", time.Minute) {
-		t.Fatalf("the last run did not verify the output: %v", p.wait(time.Minute))
-	}
+	waitVerified(t, p, "the last run")
 	waitOutput(t, 3*time.Minute, times, p, func() []outRecord { return k.read(t) })
 	if e := p.stop(time.Minute); e.code != 0 {
 		t.Fatalf("the last run, stopped by SIGTERM: %v", e)
@@ -251,22 +246,11 @@ func TestCdclogJetStreamSecondInstanceOnOneSubjectOneOfThemExitsFenced(t *testin
 	half := len(input) / 2
 	k.publish(t, input[:half])
 	db := tempDB(t)
-	first := startCdclog(t, k.ingestArgs(db)...)
-	waitOutput(t, time.Minute, 1, first, func() []outRecord { return k.read(t) })
-	if e := first.stop(time.Minute); e.code != 0 {
-		t.Fatal(e)
-	}
-	copyDB := tempDB(t)
-	if out, err := exec.Command("cp", db, copyDB).CombinedOutput(); err != nil {
-		t.Fatalf("cp: %v %s", err, out)
-	}
+	copyDB := forwardThenCopy(t, db, k.ingestArgs(db), func() []outRecord { return k.read(t) })
 	a := startCdclog(t, k.ingestArgs(db)...)
 	b := startCdclog(t, k.ingestArgs(copyDB)...)
-	for _, p := range []*proc{a, b} {
-		if !p.waitLog("output sink: verified", time.Minute) {
-			t.Fatalf("a writer did not verify the output: %v", p.wait(time.Minute))
-		}
-	}
+	waitVerified(t, a, "a writer")
+	waitVerified(t, b, "a writer")
 	k.publish(t, input[half:])
 	// JetStream has no producer fencing: whichever publishes second is
 	// refused by the expected-sequence check and stops.
