@@ -118,6 +118,11 @@ func (r *Run) drain(ctx context.Context, ingestErr error, log *slog.Logger, res 
 	if ingestErr == nil && r.Sink.CatchUp(ctx) == nil {
 		return
 	}
+	select {
+	case <-r.Sink.Stopped():
+		return // by itself: nothing more will be forwarded
+	default:
+	}
 	if r.DrainTimeout < 0 {
 		return
 	}
