@@ -304,7 +304,8 @@ func TestCdclogPublishForwardsWhatIngestCommittedAndInspectShowsThePositions(t *
 	input := mangled(times, 24)
 	produceKafka(t, k.addrs, k.in, 4, input)
 	db := tempDB(t)
-	runUntil(t, db, []string{"ingest", "--db", db, "--from", k.url(k.in), "--out", db + ".jsonl"}, "the whole input committed", func(c map[string][]byte) bool {
+	group := "cdclog-monitor-" + k.in
+	runUntil(t, db, []string{"ingest", "--db", db, "--from", k.url(k.in), "--out", db + ".jsonl", "--commit-group", group}, "the whole input committed", func(c map[string][]byte) bool {
 		cur, err := kafka.DecodeCursor(c["kafka:"+k.in])
 		n := int64(0)
 		for _, p := range cur.Partitions {
@@ -312,6 +313,14 @@ func TestCdclogPublishForwardsWhatIngestCommittedAndInspectShowsThePositions(t *
 		}
 		return err == nil && n == int64(len(input))
 	})
+	// --commit-group wrote positions for monitoring tools (the last
+	// commit's may not have been written when ingest stopped).
+	offs, err := k.admin(t).FetchOffsets(context.Background(), group)
+	var grouped int64
+	offs.Each(func(o kadm.OffsetResponse) { grouped += o.At })
+	if err != nil || grouped <= 0 || grouped > int64(len(input)) {
+		t.Errorf("consumer group %s holds offsets summing to %d (%v); want some of the %d read", group, grouped, err, len(input))
+	}
 	if e := startCdclog(t, "publish", "--db", db, "--to", k.url(k.out)).wait(2 * time.Minute); e.code != 0 {
 		t.Fatalf("publish: %v", e)
 	}
