@@ -131,6 +131,7 @@ func commands() []*cli.Command {
 		inspectCommand(),
 		mergeCommand(),
 		gcCommand(),
+		consumerCommand(),
 		checkCommand(),
 		versionCommand(),
 		completionCommand(),
