@@ -172,7 +172,7 @@ func Example_exactlyOnce() {
 			}
 		}
 	}
-	consume(1)                // apply record 1, then stop
+	consume(1)                 // apply record 1, then stop
 	consume(p.OutputEnd() - 1) // a restart goes on from record 2
 	fmt.Println(store.applied, store.counts)
 	// Output: 3 map["b":1 {"id":7}:-1]
