@@ -144,39 +144,21 @@ func (c *Consumer) Next(ctx context.Context) (Record, error) {
 // same record again is harmless. Commit does not move the position that
 // Records and Next read from.
 func (c *Consumer) Commit(ctx context.Context, seq uint64) error {
-	if c.closed {
-		return ErrClosed
-	}
-	p := c.p
-	if err := p.enter(); err != nil {
-		return err
-	}
-	defer p.leave()
-	var refused error
-	err := p.maintain(ctx, func(tx *bolt.Tx, _ *commitState) error {
-		if end := p.OutputEnd(); seq == 0 || seq >= end {
-			refused = fmt.Errorf("%w: consumer %s cannot commit record %d: the committed output is records 1 to %d",
-				ErrCommitRange, c.name, seq, end-1)
-			return refused
+	return c.write(ctx, fmt.Sprintf("commit consumer %s at %d", c.name, seq), func(tx *bolt.Tx, _ *commitState) error {
+		if end := c.p.OutputEnd(); seq == 0 || seq >= end {
+			return refusal{fmt.Errorf("%w: consumer %s cannot commit record %d: the committed output is records 1 to %d",
+				ErrCommitRange, c.name, seq, end-1)}
 		}
 		prev, err := consumerPosition(tx, c.name)
 		if err != nil {
 			return err
 		}
 		if seq+1 < prev {
-			refused = fmt.Errorf("%w: consumer %s has committed record %d, so it cannot commit %d",
-				ErrCommitBackwards, c.name, prev-1, seq)
-			return refused
+			return refusal{fmt.Errorf("%w: consumer %s has committed record %d, so it cannot commit %d",
+				ErrCommitBackwards, c.name, prev-1, seq)}
 		}
 		return putConsumer(tx, c.name, seq+1)
-	}, nil)
-	switch {
-	case refused != nil:
-		return refused
-	case err != nil:
-		return fmt.Errorf("commit consumer %s at %d: %w", c.name, seq, err)
-	}
-	return nil
+	})
 }
 
 // Seek durably moves the consumer to seq: Records and Next read from seq
@@ -187,37 +169,47 @@ func (c *Consumer) Commit(ctx context.Context, seq uint64) error {
 // OutputEnd(), the record the next commit will release; ErrCommitRange
 // otherwise, wrapping an *OutputDroppedError when seq was dropped.
 func (c *Consumer) Seek(ctx context.Context, seq uint64) error {
+	err := c.write(ctx, fmt.Sprintf("seek consumer %s to %d", c.name, seq), func(tx *bolt.Tx, st *commitState) error {
+		first, end := max(st.outputFloor, 1), c.p.OutputEnd()
+		switch {
+		case seq < first && seq > 0 && first > 1:
+			return refusal{fmt.Errorf("%w: consumer %s cannot seek to record %d: %w", ErrCommitRange, c.name, seq,
+				&OutputDroppedError{From: seq, First: first})}
+		case seq < first || seq > end:
+			return refusal{fmt.Errorf("%w: consumer %s cannot seek to record %d: the output log holds records %d to %d (seek to %d for the next one)",
+				ErrCommitRange, c.name, seq, first, end-1, end)}
+		}
+		return putConsumer(tx, c.name, seq)
+	})
+	if err == nil {
+		c.next = seq
+	}
+	return err
+}
+
+// refusal marks an error of a consumer's write that refuses its arguments,
+// returned as it is rather than as a failure to write.
+type refusal struct{ error }
+
+// write runs fn, which changes the consumer's position, on the commit
+// goroutine (see maintain). A refusal fn returns is returned unwrapped;
+// another error is a failure to write, described by what.
+func (c *Consumer) write(ctx context.Context, what string, fn func(*bolt.Tx, *commitState) error) error {
 	if c.closed {
 		return ErrClosed
 	}
-	p := c.p
-	if err := p.enter(); err != nil {
+	if err := c.p.enter(); err != nil {
 		return err
 	}
-	defer p.leave()
-	var refused error
-	err := p.maintain(ctx, func(tx *bolt.Tx, st *commitState) error {
-		first, end := max(st.outputFloor, 1), p.OutputEnd()
-		switch {
-		case seq < first && seq > 0 && first > 1:
-			refused = fmt.Errorf("%w: consumer %s cannot seek to record %d: %w", ErrCommitRange, c.name, seq,
-				&OutputDroppedError{From: seq, First: first})
-		case seq < first || seq > end:
-			refused = fmt.Errorf("%w: consumer %s cannot seek to record %d: the output log holds records %d to %d (seek to %d for the next one)",
-				ErrCommitRange, c.name, seq, first, end-1, end)
-		}
-		if refused != nil {
-			return refused
-		}
-		return putConsumer(tx, c.name, seq)
-	}, nil)
+	defer c.p.leave()
+	err := c.p.maintain(ctx, fn, nil)
+	var r refusal
 	switch {
-	case refused != nil:
-		return refused
+	case errors.As(err, &r):
+		return r.error
 	case err != nil:
-		return fmt.Errorf("seek consumer %s to %d: %w", c.name, seq, err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
-	c.next = seq
 	return nil
 }
 

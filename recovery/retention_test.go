@@ -24,21 +24,6 @@ func retentionFixture(t *testing.T, o Options) (*Processor, string, []cdc.Messag
 	return p, path, msgs
 }
 
-// recordsFrom renders the stored records from seq from on.
-func recordsFrom(t testing.TB, path string, from uint64) []byte {
-	t.Helper()
-	r, err := OpenReader(path, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	var b []byte
-	if err := r.Records(from, func(rec *Record) error { b = append(cdc.AppendJSON(b, &rec.Msg), '\n'); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 // suffixFrom returns the records of a rendered stream from seq from on.
 func suffixFrom(clean []byte, from uint64) []byte {
 	lines := bytes.SplitAfter(clean, []byte("\n"))

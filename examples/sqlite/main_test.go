@@ -186,19 +186,6 @@ func killsFor(t *testing.T) int {
 	return 10
 }
 
-func crashSeed(t *testing.T) uint64 {
-	seed := uint64(time.Now().UnixNano())
-	if v := os.Getenv("CDCLOG_CRASH_SEED"); v != "" {
-		s, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			t.Fatalf("CDCLOG_CRASH_SEED=%q: %v", v, err)
-		}
-		seed = s
-	}
-	t.Logf("kill schedule seed %d (CDCLOG_CRASH_SEED=%d replays it)", seed, seed)
-	return seed
-}
-
 // TestTheTableIsExactAfterKillsAtRandomInstants is the example's claim:
 // exactly once into SQLite across kill -9.
 func TestTheTableIsExactAfterKillsAtRandomInstants(t *testing.T) {
@@ -218,7 +205,7 @@ func TestTheTableIsExactAfterKillsAtRandomInstants(t *testing.T) {
 	checkExact(t, filepath.Join(dir, "ref.sqlite"), clean, "the uninterrupted run")
 
 	kills := killsFor(t)
-	rng := rand.New(rand.NewPCG(crashSeed(t), 1))
+	rng := rand.New(rand.NewPCG(testbin.CrashSeed(t), 1))
 	k := &killer{t: t, rng: rng, clean: clean, budget: budget, args: args("run"),
 		db: filepath.Join(dir, "run.db"), sqlite: filepath.Join(dir, "run.sqlite")}
 	for round := 1; k.killed < kills || round == 1; round++ {
