@@ -3,6 +3,8 @@ package recovery
 import (
 	"fmt"
 
+	"github.com/cdclog/cdclog/cdc"
+
 	"github.com/cdclog/cdclog/store"
 	bolt "go.etcd.io/bbolt"
 )
@@ -52,3 +54,7 @@ func (p *Processor) ConsumerPositions() (map[string]uint64, error) {
 	}
 	return pos, nil
 }
+
+// Policy returns the processor's policy for bad messages (Options.OnError),
+// which a producer applies to input it cannot decode.
+func (p *Processor) Policy() cdc.ErrorPolicy { return p.opts.OnError }

@@ -35,7 +35,8 @@ type BatchStats struct {
 	// messages.
 	Totals Result
 	// Refused counts the requests that a bad message stopped under policy
-	// Fail (a protocol violation or an invalid message): one message each.
+	// Fail (a protocol violation, an invalid message, a naive stream's
+	// finish message): one message each.
 	Refused int
 	// Commit is how long the commit took: the bbolt transaction, with
 	// its wait for the output file's fsync, and the write of the live
@@ -75,9 +76,15 @@ func (p *Processor) observeCommit(w *work, start time.Time, written time.Duratio
 		t.Quarantined += res.Quarantined
 		t.Applied += res.Applied
 		t.Output += res.Output
-		if err := w.errs[i]; err != nil && (demangle.IsViolation(err) || errors.Is(err, demangle.ErrInvalid)) {
+		if err := w.errs[i]; err != nil && refusal(err) {
 			b.Refused++
 		}
 	}
 	p.opts.Observer.Committed(b)
+}
+
+// refusal reports whether err is the receiver's refusal of a message (a
+// protocol violation, an invalid message, a naive stream's finish).
+func refusal(err error) bool {
+	return demangle.IsViolation(err) || errors.Is(err, demangle.ErrInvalid) || errors.Is(err, demangle.ErrNaive)
 }
