@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -301,5 +302,30 @@ func BenchmarkCommitted(b *testing.B) {
 		Totals: recovery.Result{Accepted: 50000, Duplicates: 15000, Stale: 536, Output: 40000}}
 	for range b.N {
 		m.Committed(s)
+	}
+}
+
+func TestServeAnswersMetricsUntilStopped(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(quiet())
+	stop := m.Serve(ln)
+	url := "http://" + ln.Addr().String()
+	if fams := scrape(t, url+"/metrics"); fams["cdclog_commits_total"] == nil {
+		t.Fatal("no cdclog_commits_total in the scrape")
+	}
+	resp, err := http.Get(url + "/other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("/other: %d, want 404", resp.StatusCode)
+	}
+	stop()
+	if _, err := http.Get(url + "/metrics"); err == nil {
+		t.Fatal("still answering after stop")
 	}
 }

@@ -66,6 +66,7 @@ Examples:
 			&cli.IntFlag{Name: "batch-messages", Value: recovery.DefaultBatchMessages, Usage: "group commit: at most `N` messages per transaction"},
 			&cli.DurationFlag{Name: "batch-delay", Value: recovery.DefaultBatchDelay, Usage: "group commit: wait at most `D` for more messages"},
 			&cli.DurationFlag{Name: "lock-timeout", Value: 3 * time.Second, Usage: "give up after `D` if another process holds the database (0: do not wait)"},
+			metricsFlag(),
 		},
 		HideHelpCommand: true,
 		OnUsageError:    commandUsageError("ingest"),
@@ -86,9 +87,15 @@ func runIngest(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	mx, err := startMetrics(e, c.String("metrics"))
+	if err != nil {
+		return err
+	}
+	defer mx.close()
 	opts := recovery.Options{
 		BatchMessages: c.Int("batch-messages"), BatchDelay: c.Duration("batch-delay"),
 		Start: c.Uint64("start"), OnError: policy, Logger: e.log, LockTimeout: wait,
+		Observer: mx.observer(),
 	}
 	closeOut, err := openOutput(e, c.String("out"), wait, &opts)
 	if err != nil {
@@ -100,6 +107,7 @@ func runIngest(c *cli.Context) error {
 		return withCode(exitFailure, err)
 	}
 	defer closeOut(true)
+	mx.watch(p)
 	in := &ingester{e: e, p: p, policy: policy, started: time.Now(), prog: newInputProgress(e, "ingest", c.Args().Slice())}
 	runErr := in.run(c.Context, c.Args().Slice())
 	in.prog.finish()
