@@ -13,12 +13,11 @@ import (
 	"testing"
 
 	"github.com/cdclog/cdclog/cdc"
+	"github.com/cdclog/cdclog/internal/promtext"
 	"github.com/cdclog/cdclog/internal/streamgen"
 	"github.com/cdclog/cdclog/recovery"
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 )
 
 // knownStream is a generated stream, mangled, with its number of
@@ -42,66 +41,40 @@ func knownStream(t testing.TB, times uint64) (msgs []cdc.Message, updates int) {
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // scrape fetches url and parses the text format.
-func scrape(t testing.TB, url string) map[string]*dto.MetricFamily {
+func scrape(t testing.TB, url string) promtext.Families {
 	t.Helper()
-	resp, err := http.Get(url)
+	fams, err := promtext.Scrape(url)
 	if err != nil {
 		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(resp.Body)
-		t.Fatalf("scrape: %s: %s", resp.Status, b)
-	}
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatalf("parse the scrape: %v", err)
 	}
 	return fams
 }
 
-// value returns the value of the metric name whose labels include
-// labels (name=value pairs), and whether there is one.
-func value(fams map[string]*dto.MetricFamily, name string, labels ...string) (float64, bool) {
-	f := fams[name]
-	if f == nil {
-		return 0, false
-	}
-next:
-	for _, m := range f.Metric {
-		for i := 0; i+1 < len(labels); i += 2 {
-			found := false
-			for _, l := range m.Label {
-				if l.GetName() == labels[i] && l.GetValue() == labels[i+1] {
-					found = true
-				}
-			}
-			if !found {
-				continue next
-			}
-		}
-		switch {
-		case m.Counter != nil:
-			return m.Counter.GetValue(), true
-		case m.Gauge != nil:
-			return m.Gauge.GetValue(), true
-		case m.Histogram != nil:
-			return float64(m.Histogram.GetSampleCount()), true
-		case m.Untyped != nil:
-			return m.Untyped.GetValue(), true
-		}
-	}
-	return 0, false
+// value returns the value of the sample name with labels.
+func value(fams promtext.Families, name string, labels ...string) (float64, bool) {
+	return fams.Value(name, labels...)
 }
 
-func mustValue(t testing.TB, fams map[string]*dto.MetricFamily, name string, labels ...string) float64 {
+func mustValue(t testing.TB, fams promtext.Families, name string, labels ...string) float64 {
 	t.Helper()
-	v, ok := value(fams, name, labels...)
+	v, ok := fams.Value(name, labels...)
 	if !ok {
 		t.Fatalf("no metric %s%v in the scrape", name, labels)
 	}
 	return v
+}
+
+// openWatched opens a processor on a new database with m as its
+// Observer, watched by m.
+func openWatched(t testing.TB, m *Metrics, o recovery.Options) *recovery.Processor {
+	t.Helper()
+	o.Observer, o.Logger = m, quiet()
+	p, err := recovery.Open(filepath.Join(t.TempDir(), "state.db"), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Watch(p)
+	return p
 }
 
 // TestScrapeAfterARunMatchesTheStream runs a known stream through a
@@ -114,12 +87,7 @@ func TestScrapeAfterARunMatchesTheStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := New(quiet())
-	p, err := recovery.Open(filepath.Join(dir, "state.db"), recovery.Options{Observer: m, Logger: quiet(),
-		Sink: sink, SinkFormat: cdc.JSONL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.Watch(p)
+	p := openWatched(t, m, recovery.Options{Sink: sink, SinkFormat: cdc.JSONL})
 	srv := httptest.NewServer(m.Handler())
 	defer srv.Close()
 
@@ -215,12 +183,8 @@ func TestScrapeAfterARunMatchesTheStream(t *testing.T) {
 
 func TestTheFrontierIsReportedUntilTheStreamIsComplete(t *testing.T) {
 	m := New(quiet())
-	p, err := recovery.Open(filepath.Join(t.TempDir(), "state.db"), recovery.Options{Observer: m, Logger: quiet()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := openWatched(t, m, recovery.Options{})
 	defer p.Close()
-	m.Watch(p)
 	msgs := []cdc.Message{
 		{Kind: cdc.KindProgress, Progress: cdc.Progress{Lower: 0, Upper: 5}},
 		{Kind: cdc.KindUpdate, Update: cdc.Update{Data: []byte(`"a"`), Time: 6, Diff: 1}},
@@ -253,12 +217,8 @@ func TestTheFrontierIsReportedUntilTheStreamIsComplete(t *testing.T) {
 
 func TestMetricsFollowPrometheusNamingRules(t *testing.T) {
 	m := New(quiet())
-	p, err := recovery.Open(filepath.Join(t.TempDir(), "state.db"), recovery.Options{Observer: m, Logger: quiet()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := openWatched(t, m, recovery.Options{})
 	defer p.Close()
-	m.Watch(p)
 	fams, err := m.Registry().Gather()
 	if err != nil {
 		t.Fatal(err)

@@ -67,15 +67,7 @@ func (p *Processor) observeCommit(w *work, start time.Time, written time.Duratio
 		Write: p.writeTime() - written}
 	for i, r := range w.reqs {
 		b.Messages += len(r.Msgs) + len(r.Rejects)
-		res := &w.results[i]
-		t := &b.Totals
-		t.Accepted += res.Accepted
-		t.Duplicates += res.Duplicates
-		t.Stale += res.Stale
-		t.Skipped += res.Skipped
-		t.Quarantined += res.Quarantined
-		t.Applied += res.Applied
-		t.Output += res.Output
+		b.Totals.Add(&w.results[i])
 		if err := w.errs[i]; err != nil && refusal(err) {
 			b.Refused++
 		}

@@ -30,14 +30,7 @@ func (o *countingObserver) Committed(b BatchStats) {
 	o.total.Refused += b.Refused
 	o.total.Commit += b.Commit
 	o.total.Write += b.Write
-	t := &o.total.Totals
-	t.Accepted += b.Totals.Accepted
-	t.Duplicates += b.Totals.Duplicates
-	t.Stale += b.Totals.Stale
-	t.Skipped += b.Totals.Skipped
-	t.Quarantined += b.Totals.Quarantined
-	t.Applied += b.Totals.Applied
-	t.Output += b.Totals.Output
+	o.total.Totals.Add(&b.Totals)
 }
 
 func (o *countingObserver) OutputSynced(d time.Duration) {

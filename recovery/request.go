@@ -79,6 +79,20 @@ type Result struct {
 	Rejected *cdc.Reject
 }
 
+// Add adds o's counts to r's; r keeps its Rejected, or takes o's.
+func (r *Result) Add(o *Result) {
+	r.Accepted += o.Accepted
+	r.Duplicates += o.Duplicates
+	r.Stale += o.Stale
+	r.Skipped += o.Skipped
+	r.Quarantined += o.Quarantined
+	r.Applied += o.Applied
+	r.Output += o.Output
+	if r.Rejected == nil {
+		r.Rejected = o.Rejected
+	}
+}
+
 // Pending is a submitted request waiting for its commit.
 type Pending struct {
 	done chan struct{}

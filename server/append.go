@@ -32,6 +32,8 @@ type appendResult struct {
 	Released int `json:"released"`
 	// FirstRejection is the first message skipped or quarantined.
 	FirstRejection *rejection `json:"first_rejection,omitempty"`
+
+	res recovery.Result // what it was made from, for Stats
 }
 
 // rejection is a message set aside: where it was and why.
@@ -43,7 +45,7 @@ type rejection struct {
 func resultOf(n uint64, messages int, res *recovery.Result, decoded []cdc.Reject) *appendResult {
 	a := &appendResult{Request: n, Messages: messages, Accepted: res.Accepted, Duplicates: res.Duplicates,
 		Stale: res.Stale, Skipped: res.Skipped, Quarantined: res.Quarantined, Applied: res.Applied,
-		Released: res.Output}
+		Released: res.Output, res: *res}
 	// The processor names the first message it set aside, or else the
 	// first undecodable input; the first in the body is the earlier of
 	// that and the first undecodable input.
@@ -222,13 +224,6 @@ func (s *Server) count(status int, body errorBody) {
 	}
 	if res := body.Result; res != nil {
 		s.stats.Messages += uint64(res.Messages)
-		t := &s.stats.Totals
-		t.Accepted += res.Accepted
-		t.Duplicates += res.Duplicates
-		t.Stale += res.Stale
-		t.Skipped += res.Skipped
-		t.Quarantined += res.Quarantined
-		t.Applied += res.Applied
-		t.Output += res.Released
+		s.stats.Totals.Add(&res.res)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -189,7 +188,3 @@ func (s *Server) streamContext(r *http.Request) (context.Context, context.Cancel
 
 // serveMetrics serves Options.Metrics.
 func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) { s.o.Metrics.ServeHTTP(w, r) }
-
-// drain reads what is left of a body (up to a bound), so that the
-// connection can be reused after an early answer.
-func drain(r io.Reader) { io.CopyN(io.Discard, r, 256<<10) }

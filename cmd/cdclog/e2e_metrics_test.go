@@ -3,70 +3,14 @@ package main
 import (
 	"io"
 	"net"
-	"net/http"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/cdclog/cdclog/cdc"
+	"github.com/cdclog/cdclog/internal/promtext"
 	"github.com/cdclog/cdclog/internal/streamgen"
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 )
-
-// scrapeMetrics fetches and parses url's metrics; ok is false when the
-// server cannot be reached.
-func scrapeMetrics(t testing.TB, url string) (map[string]*dto.MetricFamily, bool) {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		return nil, false
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(resp.Body)
-		t.Fatalf("scrape %s: %d %s", url, resp.StatusCode, b)
-	}
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatalf("scrape %s: not the text format: %v", url, err)
-	}
-	return fams, true
-}
-
-// metricValue returns the value of the sample of name whose labels
-// include the given name=value pairs (counters, gauges; a histogram's
-// count).
-func metricValue(fams map[string]*dto.MetricFamily, name string, labels ...string) (float64, bool) {
-	f := fams[name]
-	if f == nil {
-		return 0, false
-	}
-	for _, m := range f.Metric {
-		match := true
-		for i := 0; i+1 < len(labels); i += 2 {
-			found := false
-			for _, l := range m.Label {
-				found = found || l.GetName() == labels[i] && l.GetValue() == labels[i+1]
-			}
-			match = match && found
-		}
-		if !match {
-			continue
-		}
-		switch {
-		case m.Counter != nil:
-			return m.Counter.GetValue(), true
-		case m.Gauge != nil:
-			return m.Gauge.GetValue(), true
-		case m.Histogram != nil:
-			return float64(m.Histogram.GetSampleCount()), true
-		}
-	}
-	return 0, false
-}
 
 // distinctUpdates counts the updates of the stream before mangling.
 func distinctUpdates(s streamSpec) int {
@@ -92,15 +36,14 @@ func TestIngestMetricsDuringARunMatchTheStream(t *testing.T) {
 	defer feed.Close()
 	ing := startBg(t, stdin, "serving metrics", "ingest", "--db", db, "--out", out, "--metrics", "127.0.0.1:0", in, "-")
 
-	var fams map[string]*dto.MetricFamily
+	var fams promtext.Families
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		var ok bool
-		fams, ok = scrapeMetrics(t, ing.url)
-		if !ok {
-			t.Fatalf("ingest stopped serving metrics: %v", ing.result())
+		var err error
+		if fams, err = promtext.Scrape(ing.url); err != nil {
+			t.Fatalf("%v; ingest: %v", err, ing.result())
 		}
-		if v, _ := metricValue(fams, "cdclog_messages_read_total"); v == float64(n) {
+		if v, _ := fams.Value("cdclog_messages_read_total"); v == float64(n) {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -109,7 +52,7 @@ func TestIngestMetricsDuringARunMatchTheStream(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	get := func(name string, labels ...string) float64 {
-		v, ok := metricValue(fams, name, labels...)
+		v, ok := fams.Value(name, labels...)
 		if !ok {
 			t.Fatalf("no %s%v in the scrape", name, labels)
 		}
@@ -130,7 +73,7 @@ func TestIngestMetricsDuringARunMatchTheStream(t *testing.T) {
 	if r := ing.wait(60 * time.Second); r.Code != 0 {
 		t.Fatalf("ingest: %v", r)
 	}
-	if _, ok := scrapeMetrics(t, ing.url); ok {
+	if _, err := promtext.Scrape(ing.url); err == nil {
 		t.Error("metrics still served after ingest ended")
 	}
 	st := dbStatus(t, db)

@@ -69,7 +69,9 @@ func run(url, in string, producers, per int) error {
 	}
 	all := slices.Concat(latencies...)
 	slices.Sort(all)
-	q := func(f float64) time.Duration { return all[min(len(all)-1, int(f*float64(len(all))))].Round(10 * time.Microsecond) }
+	q := func(f float64) time.Duration {
+		return all[min(len(all)-1, int(f*float64(len(all))))].Round(10 * time.Microsecond)
+	}
 	fmt.Printf("messages=%d requests=%d producers=%d elapsed=%s msgs_per_s=%.0f requests_per_s=%.0f latency_p50=%s latency_p99=%s\n",
 		lines, len(reqs), producers, elapsed.Round(time.Millisecond), float64(lines)/elapsed.Seconds(),
 		float64(len(reqs))/elapsed.Seconds(), q(0.5), q(0.99))
