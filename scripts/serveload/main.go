@@ -9,6 +9,14 @@
 // Request i goes to producer i mod producers, which sends its requests in
 // order, each once the previous one is answered. Any answer but 200 stops
 // it with an error.
+//
+// With -trickle N it measures latency instead, on a new database: a
+// consumer reads /v1/output as a stream while one producer appends N
+// times, one at a time, each as one update and the progress statement
+// that completes it; it prints the time from sending an append to reading
+// its last released record on the stream (p50, p99, max).
+//
+//	serveload -url http://127.0.0.1:8470 -trickle 200
 package main
 
 import (
@@ -30,8 +38,15 @@ func main() {
 	in := flag.String("in", "", "JSON Lines input `FILE`")
 	producers := flag.Int("producers", 8, "concurrent producers")
 	per := flag.Int("lines", 1000, "lines per request")
+	trickle := flag.Int("trickle", 0, "measure the release latency of `N` one-time appends instead")
 	flag.Parse()
-	if err := run(*url, *in, *producers, *per); err != nil {
+	var err error
+	if *trickle > 0 {
+		err = runTrickle(*url, *trickle)
+	} else {
+		err = run(*url, *in, *producers, *per)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "serveload:", err)
 		os.Exit(1)
 	}
@@ -67,11 +82,7 @@ func run(url, in string, producers, per int) error {
 	if err := <-errs; err != nil {
 		return err
 	}
-	all := slices.Concat(latencies...)
-	slices.Sort(all)
-	q := func(f float64) time.Duration {
-		return all[min(len(all)-1, int(f*float64(len(all))))].Round(10 * time.Microsecond)
-	}
+	q := quantiles(slices.Concat(latencies...))
 	fmt.Printf("messages=%d requests=%d producers=%d elapsed=%s msgs_per_s=%.0f requests_per_s=%.0f latency_p50=%s latency_p99=%s\n",
 		lines, len(reqs), producers, elapsed.Round(time.Millisecond), float64(lines)/elapsed.Seconds(),
 		float64(len(reqs))/elapsed.Seconds(), q(0.5), q(0.99))
@@ -121,5 +132,45 @@ func post(c *http.Client, url string, body []byte) error {
 	if !json.Valid(b) {
 		return fmt.Errorf("the answer is not JSON: %s", b)
 	}
+	return nil
+}
+
+// quantiles sorts d and returns its quantile function.
+func quantiles(d []time.Duration) func(float64) time.Duration {
+	slices.Sort(d)
+	return func(f float64) time.Duration {
+		return d[min(len(d)-1, int(f*float64(len(d))))].Round(10 * time.Microsecond)
+	}
+}
+
+// runTrickle appends n times one at a time and measures how long each
+// takes to come out of the output stream.
+func runTrickle(url string, n int) error {
+	resp, err := http.Get(url + "/v1/output?from=1")
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("/v1/output: %s", resp.Status)
+	}
+	records := bufio.NewReader(resp.Body)
+	var lat []time.Duration
+	for t := range n {
+		body := fmt.Sprintf(`{"update":{"data":"t%d","time":%d,"diff":1}}`+"\n"+
+			`{"progress":{"lower":%d,"upper":%d,"counts":[{"time":%d,"count":1}]}}`+"\n", t, t, t, t+1, t)
+		start := time.Now()
+		if err := post(http.DefaultClient, url, []byte(body)); err != nil {
+			return fmt.Errorf("append %d: %w", t, err)
+		}
+		for range 2 { // the update, then the progress statement
+			if _, err := records.ReadString('\n'); err != nil {
+				return fmt.Errorf("the output stream: %w", err)
+			}
+		}
+		lat = append(lat, time.Since(start))
+	}
+	q := quantiles(lat)
+	fmt.Printf("appends=%d release_latency_p50=%s p99=%s max=%s\n", n, q(0.5), q(0.99), q(1))
 	return nil
 }
