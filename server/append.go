@@ -136,6 +136,11 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, f cdc.Format, n 
 	rd := cdc.NewReader(body, f, "request "+strconv.FormatUint(n, 10))
 	policy := s.p.Policy()
 	req := recovery.Request{LogSource: LogSource}
+	if n := min(r.ContentLength/minLine, maxPresize); n > 0 {
+		// Growing them as the body is decoded took a sixth of serve's
+		// CPU (CPU profile, 8 producers of 1,000-line appends).
+		req.Msgs, req.Pos = make([]cdc.Message, 0, n), make([]cdc.Pos, 0, n)
+	}
 	for {
 		var m cdc.Message
 		err := rd.Next(&m)
@@ -160,6 +165,13 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, f cdc.Format, n 
 		}
 	}
 }
+
+// An append's messages are allotted room for Content-Length / minLine
+// messages up front, up to maxPresize (the length is the client's word).
+const (
+	minLine    = 48
+	maxPresize = 16 << 10
+)
 
 // limitedBody keeps the body reader's last error, so that a decode error
 // caused by the body limit (a msgpack message cut short by it) is told
