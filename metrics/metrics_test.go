@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -287,5 +288,37 @@ func TestServeAnswersMetricsUntilStopped(t *testing.T) {
 	stop()
 	if _, err := http.Get(url + "/metrics"); err == nil {
 		t.Fatal("still answering after stop")
+	}
+}
+
+// brokenSink is an output file whose writes fail.
+type brokenSink struct{}
+
+func (brokenSink) Write([]byte) (int, error)         { return 0, errors.New("no space left on device") }
+func (brokenSink) ReadAt([]byte, int64) (int, error) { return 0, io.EOF }
+func (brokenSink) Sync() error                       { return nil }
+func (brokenSink) Size() (int64, error)              { return 0, nil }
+func (brokenSink) Truncate(int64) error              { return nil }
+func (brokenSink) Close() error                      { return nil }
+
+func TestUpIsZeroAfterAStorageFailure(t *testing.T) {
+	m := New(quiet())
+	p := openWatched(t, m, recovery.Options{Sink: brokenSink{}, SinkName: "/out.jsonl", SinkFormat: cdc.JSONL})
+	defer p.Close()
+	msgs := []cdc.Message{
+		{Kind: cdc.KindUpdate, Update: cdc.Update{Data: []byte(`"a"`), Time: 0, Diff: 1}},
+		{Kind: cdc.KindProgress, Progress: cdc.Progress{Lower: 0, Upper: 1, Counts: []cdc.Count{{Time: 0, Count: 1}}}},
+	}
+	if _, err := p.Append(context.Background(), msgs, nil); !errors.Is(err, recovery.ErrFailed) {
+		t.Fatalf("append: %v, want ErrFailed", err)
+	}
+	srv := httptest.NewServer(m.Handler())
+	defer srv.Close()
+	fams := scrape(t, srv.URL)
+	if v := mustValue(t, fams, "cdclog_up"); v != 0 {
+		t.Fatalf("cdclog_up = %v after a storage failure", v)
+	}
+	if v := mustValue(t, fams, "cdclog_commits_total"); v != 0 {
+		t.Fatalf("the failed commit was counted: %v", v)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -509,5 +510,31 @@ func TestServeAnswersInFlightAppendsThenStops(t *testing.T) {
 	}
 	if st, _ := p.Status(); st.AcceptedUpdates != 1 {
 		t.Fatalf("%d updates committed, want 1", st.AcceptedUpdates)
+	}
+}
+
+// failingSink is an output file whose writes fail: a disk that has
+// stopped taking data.
+type failingSink struct{}
+
+func (failingSink) Write([]byte) (int, error)         { return 0, errors.New("no space left on device") }
+func (failingSink) ReadAt([]byte, int64) (int, error) { return 0, io.EOF }
+func (failingSink) Sync() error                       { return nil }
+func (failingSink) Size() (int64, error)              { return 0, nil }
+func (failingSink) Truncate(int64) error              { return nil }
+func (failingSink) Close() error                      { return nil }
+
+func TestAStorageFailureIs503AndUnhealthy(t *testing.T) {
+	ts := newTestServer(t, recovery.Options{Sink: failingSink{}, SinkName: "/out.jsonl", SinkFormat: cdc.JSONL}, Options{})
+	var eb errorBody
+	st := ts.appendLines(update(`"a"`, 0, 1)+progress(0, 1, 0, 1), &eb)
+	if st != http.StatusServiceUnavailable || !strings.Contains(eb.Error, "storage failure") {
+		t.Fatalf("an append whose commit failed: %d %+v", st, eb)
+	}
+	st, b, _ := ts.do("GET", "/healthz", "", nil)
+	var h health
+	json.Unmarshal(b, &h)
+	if st != http.StatusServiceUnavailable || !strings.Contains(h.Error, "no space left") {
+		t.Fatalf("/healthz after a storage failure: %d %s", st, b)
 	}
 }
