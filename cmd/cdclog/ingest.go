@@ -63,6 +63,10 @@ what it completes, logs one summary line and exits: code 0 after SIGTERM,
 that was committed). A rerun resumes a FILE where it stopped; stdin is read
 from wherever its producer is.
 
+While ingest runs, 'cdclog inspect' (and 'cdclog replay --db') on the same
+database are answered by it over a control socket next to the database
+(PATH.sock, the owner's only).
+
 When stderr is not a terminal, a one-line progress log is written every
 --progress-interval (10s; 0 or --quiet: none).
 
@@ -136,11 +140,14 @@ func runIngest(c *cli.Context) error {
 		return withCode(exitFailure, err)
 	}
 	defer closeOut(true)
+	ctl := listenControl(e, c.String("db"), p)
+	defer ctl.close()
 	ctx, sig := stopOnSignal(c.Context, e)
 	defer sig.release()
 	in := newIngester(e, p, srcs, c.Duration("progress-interval"))
 	runErr := in.run(ctx)
 	in.finish()
+	ctl.close()
 	st, stErr := p.Status()
 	if err := p.Close(); err != nil && runErr == nil {
 		runErr = withCode(exitFailure, err)
