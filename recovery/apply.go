@@ -218,6 +218,14 @@ func (p *Processor) setAside(w *work, res *Result, at cdc.Pos, m *cdc.Message, e
 // reject counts or quarantines refused input, by policy.
 func (p *Processor) reject(w *work, res *Result, rj *cdc.Reject) {
 	if p.opts.OnError == cdc.Quarantine {
+		seen, err := p.quarantinedBefore(rj)
+		if err != nil {
+			p.fail(fmt.Errorf("read the quarantine: %w", err))
+		}
+		if seen {
+			p.log.Debug("input quarantined before, not again", "error", rj.String())
+			return
+		}
 		w.quarantine = append(w.quarantine, QuarantineRecord{
 			Seq: p.cp.NextQuarantine, Time: time.Now().UTC(), Reject: *rj,
 		})

@@ -24,6 +24,9 @@ type Processor struct {
 	// Owned by the apply goroutine once started.
 	recv *demangle.Receiver
 	cp   checkpoint
+	// quarantined holds the digests of the quarantined rejects, once a
+	// run quarantines anything (see quarantine_dedup.go).
+	quarantined map[rejectDigest]struct{}
 	// msgpackOut is set when an output is written as msgpack, which
 	// cannot carry every data exactly (see push).
 	msgpackOut bool
