@@ -98,10 +98,14 @@ func (p *Processor) recycle(w *work) {
 }
 
 // collect gathers requests after first until the batch holds
-// BatchMessages messages or BatchDelay has passed with none arriving.
+// BatchMessages messages, BatchDelay has passed since first arrived, or a
+// request asks to be flushed.
 func (p *Processor) collect(first *request, timer *time.Timer) []*request {
 	reqs := []*request{first}
 	n := len(first.Msgs)
+	if first.Flush {
+		return reqs
+	}
 	timer.Reset(p.opts.BatchDelay)
 	defer timer.Stop()
 	for n < p.opts.BatchMessages {
@@ -112,6 +116,9 @@ func (p *Processor) collect(first *request, timer *time.Timer) []*request {
 			}
 			reqs = append(reqs, r)
 			n += len(r.Msgs)
+			if r.Flush {
+				return reqs
+			}
 		case <-timer.C:
 			return reqs
 		}
@@ -222,6 +229,14 @@ func (p *Processor) reject(w *work, res *Result, rj *cdc.Reject) {
 		res.Rejected = &cdc.Reject{Pos: rj.Pos, Reason: rj.Reason, Truncated: rj.Truncated}
 	}
 	if p.opts.OnError == cdc.Quarantine {
+		seen, err := p.quarantinedBefore(rj)
+		if err != nil {
+			p.fail(fmt.Errorf("read the quarantine: %w", err))
+		}
+		if seen {
+			p.log.Debug("input quarantined before, not again", "error", rj.String())
+			return
+		}
 		w.quarantine = append(w.quarantine, QuarantineRecord{
 			Seq: p.cp.NextQuarantine, Time: time.Now().UTC(), Reject: *rj,
 		})

@@ -67,7 +67,7 @@ func (p *Processor) observeCommit(w *work, start time.Time, written time.Duratio
 		Write: p.writeTime() - written}
 	for i, r := range w.reqs {
 		b.Messages += len(r.Msgs) + len(r.Rejects)
-		b.Totals.Add(&w.results[i])
+		b.Totals.Add(w.results[i])
 		if err := w.errs[i]; err != nil && refusal(err) {
 			b.Refused++
 		}

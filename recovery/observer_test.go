@@ -30,7 +30,7 @@ func (o *countingObserver) Committed(b BatchStats) {
 	o.total.Refused += b.Refused
 	o.total.Commit += b.Commit
 	o.total.Write += b.Write
-	o.total.Totals.Add(&b.Totals)
+	o.total.Totals.Add(b.Totals)
 }
 
 func (o *countingObserver) OutputSynced(d time.Duration) {

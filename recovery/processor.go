@@ -24,6 +24,9 @@ type Processor struct {
 	// Owned by the apply goroutine once started.
 	recv *demangle.Receiver
 	cp   checkpoint
+	// quarantined holds the digests of the quarantined rejects, once a
+	// run quarantines anything (see quarantine_dedup.go).
+	quarantined map[rejectDigest]struct{}
 	// msgpackOut is set when an output is written as msgpack, which
 	// cannot carry every data exactly (see push).
 	msgpackOut bool
@@ -41,6 +44,9 @@ type Processor struct {
 	// workCount), reused with their buffers.
 	works chan *work
 	done  chan struct{} // closed when the goroutines have ended
+
+	// closing is closed when Close begins: Ingest stops reading.
+	closing chan struct{}
 
 	mu     sync.Mutex
 	closed bool
@@ -87,7 +93,7 @@ func Open(path string, opts Options) (*Processor, error) {
 }
 
 func start(db *store.DB, o Options) (*Processor, error) {
-	cp, recv, err := recoverState(db, o.Start, o.Logger)
+	cp, recv, err := recoverState(db, o)
 	if err != nil {
 		return nil, err
 	}
@@ -99,6 +105,7 @@ func start(db *store.DB, o Options) (*Processor, error) {
 		commits:  make(chan *work, 1),
 		done:     make(chan struct{}),
 		notify:   make(chan struct{}),
+		closing:  make(chan struct{}),
 	}
 	p.msgpackOut = o.Sink != nil && o.SinkFormat == cdc.Msgpack || o.Live != nil && o.LiveFormat == cdc.Msgpack
 	if o.Sink != nil {
@@ -172,6 +179,11 @@ func (p *Processor) submit(ctx context.Context, r Request) (*Pending, error) {
 		return nil, err
 	}
 	defer p.leave()
+	return p.send(ctx, r)
+}
+
+// send queues a request for a caller that has entered (see enter).
+func (p *Processor) send(ctx context.Context, r Request) (*Pending, error) {
 	req := &request{Request: r, pending: &Pending{done: make(chan struct{})}}
 	select {
 	case p.requests <- req:
@@ -195,9 +207,10 @@ func (p *Processor) Append(ctx context.Context, msgs []cdc.Message, pos []cdc.Po
 	return w.Wait(ctx)
 }
 
-// Close stops taking requests, finishes and commits every request already
-// submitted, and closes the database and the sink. It returns the storage
-// error that stopped the processor, if any.
+// Close stops taking requests, stops every running Ingest (each commits
+// what it has read, as when its context ends), finishes and commits every
+// request already submitted, and closes the database and the sink. It
+// returns the storage error that stopped the processor, if any.
 func (p *Processor) Close() error {
 	p.mu.Lock()
 	if p.closed {
@@ -206,6 +219,7 @@ func (p *Processor) Close() error {
 		return nil
 	}
 	p.closed = true
+	close(p.closing)
 	p.mu.Unlock()
 	p.inflight.Wait()
 	close(p.requests)

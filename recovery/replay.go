@@ -3,7 +3,6 @@ package recovery
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 
 	"github.com/cdclog/cdclog/cdc"
 	"github.com/cdclog/cdclog/demangle"
@@ -18,9 +17,11 @@ import (
 // and the state depends only on that set, so the rebuilt receiver is the
 // one that committed; replay releasing anything means the two disagree.
 //
-// A database written before checksums is upgraded first (see upgrade).
-func recoverState(db *store.DB, start uint64, log *slog.Logger) (checkpoint, *demangle.Receiver, error) {
-	if err := upgrade(db, log); err != nil {
+// A database written before checksums is upgraded first (see upgrade). In
+// an existing database, a start that differs from the database's is a
+// *StartError (see adoptStart; o.StartSet makes a zero o.Start count).
+func recoverState(db *store.DB, o Options) (checkpoint, *demangle.Receiver, error) {
+	if err := upgrade(db, o.Logger); err != nil {
 		return checkpoint{}, nil, err
 	}
 	var cp checkpoint
@@ -31,9 +32,12 @@ func recoverState(db *store.DB, start uint64, log *slog.Logger) (checkpoint, *de
 			return err
 		}
 		if !ok {
-			c = newCheckpoint(start)
+			c = newCheckpoint(o.Start)
 		}
 		if err := crossCheck(tx, &c, ok); err != nil {
+			return err
+		}
+		if err := adoptStart(tx, &c, o.Start, o.StartSet); err != nil {
 			return err
 		}
 		cp = c

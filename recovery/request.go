@@ -59,6 +59,10 @@ type Request struct {
 	// has used, so a producer that names each request apart in its
 	// positions (cdclog serve's "request 17") logs them under one name.
 	LogSource string
+	// Flush commits the request's group commit without waiting
+	// Options.BatchDelay for more requests: set it on the last request of
+	// an input, so that the end of a finished file is not held back.
+	Flush bool
 }
 
 // Result says what became of a request's messages.
@@ -77,20 +81,6 @@ type Result struct {
 	// or quarantined, or else the first of its Rejects that was: where it
 	// was and why (Raw is not set). Nil when nothing was set aside.
 	Rejected *cdc.Reject
-}
-
-// Add adds o's counts to r's; r keeps its Rejected, or takes o's.
-func (r *Result) Add(o *Result) {
-	r.Accepted += o.Accepted
-	r.Duplicates += o.Duplicates
-	r.Stale += o.Stale
-	r.Skipped += o.Skipped
-	r.Quarantined += o.Quarantined
-	r.Applied += o.Applied
-	r.Output += o.Output
-	if r.Rejected == nil {
-		r.Rejected = o.Rejected
-	}
 }
 
 // Pending is a submitted request waiting for its commit.

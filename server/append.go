@@ -236,6 +236,6 @@ func (s *Server) count(status int, body errorBody) {
 	}
 	if res := body.Result; res != nil {
 		s.stats.Messages += uint64(res.Messages)
-		s.stats.Totals.Add(&res.res)
+		s.stats.Totals.Add(res.res)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"fmt"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -59,8 +60,14 @@ func TestServeAnswersEachKindOfBadRequestWithItsStatus(t *testing.T) {
 	}
 }
 
+// TestServeStopsCleanlyOnSIGINTAndSIGTERM: exit 0 for SIGTERM, 130 for
+// SIGINT, as ingest.
 func TestServeStopsCleanlyOnSIGINTAndSIGTERM(t *testing.T) {
-	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+	for _, tc := range []struct {
+		sig  syscall.Signal
+		code int
+	}{{syscall.SIGTERM, 0}, {syscall.SIGINT, 130}} {
+		sig := tc.sig
 		t.Run(sig.String(), func(t *testing.T) {
 			db := filepath.Join(t.TempDir(), "s.db")
 			srv := startServe(t, "--db", db)
@@ -75,7 +82,7 @@ func TestServeStopsCleanlyOnSIGINTAndSIGTERM(t *testing.T) {
 			defer stream.Body.Close()
 			srv.signal(sig)
 			r := srv.wait(30 * time.Second)
-			if r.Code != 0 || logField(r.Stderr, "serve stopped", "accepted") != "2" || logField(r.Stderr, "serve stopped", "output_records") != "2" {
+			if r.Code != tc.code || logField(r.Stderr, "serve stopped", "accepted") != "2" || logField(r.Stderr, "serve stopped", "output_records") != "2" {
 				t.Fatalf("after %v: %v", sig, r)
 			}
 			if n := strings.Count(r.Stderr, "serve stopped"); n != 1 {
@@ -154,9 +161,27 @@ func TestServeListensOnLoopbackForAPortAlone(t *testing.T) {
 	}
 }
 
-func TestServeHoldsTheDatabaseLock(t *testing.T) {
+// TestServeHoldsTheDatabaseLockAndAnswersInspect: another serve or
+// ingest is refused; inspect is answered over the control socket, with
+// what /v1/status says.
+func TestServeHoldsTheDatabaseLockAndAnswersInspect(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "s.db")
-	startServe(t, "--db", db)
+	srv := startServe(t, "--db", db)
 	expectFailure(t, exitFailure, nil, []string{"serve", "--db", db, "--listen", "127.0.0.1:0", "--lock-timeout", "0"}, "locked by another process")
 	expectFailure(t, exitFailure, nil, []string{"ingest", "--db", db, "--lock-timeout", "0"}, "locked by another process")
+	body := `{"update":{"data":"a","time":0,"diff":1}}` + "\n" + `{"progress":{"lower":0,"upper":1,"counts":[{"time":0,"count":1}]}}` + "\n"
+	if st, b := httpDo(t, "POST", srv.url+"/v1/append", "", []byte(body)); st != 200 {
+		t.Fatalf("append: %d %s", st, b)
+	}
+	r := mustRunBin(t, nil, "inspect", "--db", db, "status", "--json")
+	if !strings.Contains(r.Stderr, "control socket") {
+		t.Errorf("inspect does not say the running process answered:\n%s", r.Stderr)
+	}
+	_, b := httpDo(t, "GET", srv.url+"/v1/status", "", nil)
+	viaInspect, viaHTTP := jsonObject(t, []byte(r.Stdout)), jsonObject(t, b)
+	for _, k := range []string{"output_records", "accepted_updates", "frontier", "pending_updates"} {
+		if fmt.Sprint(viaInspect[k]) != fmt.Sprint(viaHTTP[k]) {
+			t.Errorf("%s: inspect says %v, /v1/status %v", k, viaInspect[k], viaHTTP[k])
+		}
+	}
 }

@@ -59,10 +59,12 @@ the stream, which is durable and cannot be taken back, and read all of it.
 Give a wider address (0.0.0.0:PORT, [::]:PORT) only on a trusted network, or
 behind a proxy that authenticates.
 
-The database is locked while serve runs, as with ingest. SIGINT or SIGTERM:
-stop accepting, answer the appends in flight once committed, end the output
-streams, close the database, one summary line, exit 0. A second signal exits
-at once (130 or 143); the next run recovers from the last commit.
+The database is locked while serve runs, as with ingest, and 'cdclog inspect'
+asks the running process over the control socket next to the database.
+SIGINT or SIGTERM: stop accepting, answer the appends in flight once
+committed, end the output streams, close the database, one summary line, exit
+0 (SIGTERM) or 130 (SIGINT). A second signal exits at once; the next run
+recovers from the last commit.
 
 Examples:
    cdclog serve --db state.db
@@ -127,17 +129,20 @@ func runServe(c *cli.Context) error {
 	if listen.Wide(addr) {
 		e.log.Warn("serving beyond the loopback interface, without authentication: anyone who reaches it can append to and read the stream", "addr", addr)
 	}
+	ctl := listenControl(e, db, p)
+	defer ctl.close()
 	e.log.Info("serving", "db", db, "url", "http://"+addr)
 	started := time.Now()
-	ctx, stop := signalContext(c.Context, e, "serve")
-	defer stop()
+	ctx, sig := stopOnSignal(c.Context, e)
+	defer sig.release()
 	runErr := s.Serve(ctx, ln)
+	ctl.close()
 	st, stErr := p.Status()
 	if err := p.Close(); err != nil {
 		runErr = errors.Join(runErr, err)
 	}
 	reportServe(e, db, s.Stats(), st, stErr, time.Since(started))
-	return withCode(exitFailure, runErr)
+	return sig.outcome(withCode(exitFailure, runErr))
 }
 
 // reportServe writes serve's one summary line: what the appends did, then
