@@ -14,6 +14,7 @@ require (
 	github.com/urfave/cli/v2 v2.27.7
 	github.com/vmihailenco/msgpack/v5 v5.4.1
 	go.etcd.io/bbolt v1.4.3
+	golang.org/x/sync v0.22.0
 	golang.org/x/term v0.48.0
 	pgregory.net/rapid v1.3.0
 )

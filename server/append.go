@@ -90,16 +90,34 @@ func (s *Server) appendBody(w http.ResponseWriter, r *http.Request, n uint64) (i
 		b.Limit = s.o.MaxBody
 		return st, b
 	}
+	held := r.ContentLength
+	if held <= 0 {
+		held = s.o.MaxBody
+	}
+	if err := s.room.Acquire(r.Context(), held); err != nil {
+		return 0, errorBody{} // the client went away while waiting
+	}
+	// The processor refers to the messages until they are committed, or
+	// the request has failed: room is given back once Wait has said so.
+	release := func() { s.room.Release(held) }
 	req, status, eb := s.decode(w, r, format, n)
 	if status != 0 {
+		release()
 		return status, eb
 	}
 	messages := len(req.Msgs) + len(req.Rejects)
 	pend, err := s.p.Submit(r.Context(), req)
 	if err != nil {
+		release()
 		return s.submitError(err, n, nil)
 	}
 	res, err := pend.Wait(r.Context())
+	if r.Context().Err() != nil && err != nil {
+		// Still in the pipeline: the room is given back once it is done.
+		go func() { <-pend.Done(); release() }()
+	} else {
+		release()
+	}
 	if err != nil {
 		return s.submitError(err, n, resultOf(n, messages, &res, req.Rejects))
 	}

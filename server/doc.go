@@ -33,6 +33,9 @@
 //
 // The whole body is decoded first, then submitted as one request
 // (Processor.Submit), and the answer comes once it is durably committed.
+// At most Options.MaxInFlight bytes of bodies are held at once (8 bodies
+// of the largest size by default): an append waits for room before its
+// body is read, so that memory stays bounded however many producers send.
 // Concurrent appends share group commits: requests that arrive while a
 // batch commits are applied and committed together in the next. The 200
 // answer is a JSON object:

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cdclog/cdclog/cdc"
 	"github.com/cdclog/cdclog/recovery"
+	"golang.org/x/sync/semaphore"
 )
 
 // DefaultMaxBody is the default limit on an append's body: 64 MiB.
@@ -38,6 +39,13 @@ type Options struct {
 	// one is refused with 413 and nothing of it is applied. Zero means
 	// DefaultMaxBody.
 	MaxBody int64
+	// MaxInFlight bounds the bytes of append bodies held at once (read,
+	// decoded, and waiting for their commit), which bounds the memory
+	// that concurrent appends take: an append waits for room before it
+	// reads its body, counting its Content-Length, or MaxBody when it
+	// gives none. Zero means 8 × MaxBody (512 MiB by default); it is never
+	// less than MaxBody.
+	MaxInFlight int64
 	// Format is the format of an append body whose Content-Type names
 	// none (see the package documentation).
 	Format cdc.Format
@@ -58,6 +66,8 @@ type Server struct {
 	o    Options
 	log  *slog.Logger
 	seen atomic.Uint64 // appends numbered so far: the last request's number
+	// room is the budget of append body bytes held at once (MaxInFlight).
+	room *semaphore.Weighted
 
 	// stop ends the output streams (EndStreams).
 	stop     context.Context
@@ -85,13 +95,17 @@ func New(p *recovery.Processor, o Options) *Server {
 	if o.MaxBody <= 0 {
 		o.MaxBody = DefaultMaxBody
 	}
+	if o.MaxInFlight <= 0 {
+		o.MaxInFlight = 8 * o.MaxBody
+	}
+	o.MaxInFlight = max(o.MaxInFlight, o.MaxBody)
 	if o.ShutdownGrace <= 0 {
 		o.ShutdownGrace = DefaultShutdownGrace
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	s := &Server{p: p, o: o, log: o.Logger}
+	s := &Server{p: p, o: o, log: o.Logger, room: semaphore.NewWeighted(o.MaxInFlight)}
 	s.stop, s.stopFunc = context.WithCancel(context.Background())
 	return s
 }

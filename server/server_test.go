@@ -538,3 +538,28 @@ func TestAStorageFailureIs503AndUnhealthy(t *testing.T) {
 		t.Fatalf("/healthz after a storage failure: %d %s", st, b)
 	}
 }
+
+func TestMaxInFlightHoldsAppendsBackUntilThereIsRoom(t *testing.T) {
+	obs := &countingObserver{}
+	// Room for one body at a time: the appends are committed one by one.
+	ts := newTestServer(t, recovery.Options{Observer: obs}, Options{MaxBody: 60, MaxInFlight: 60}) // each body is 46 bytes
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 5 {
+				var res appendResult
+				if st := ts.appendLines(update(fmt.Sprintf(`"p%d-%d"`, g, i), uint64(i), 1), &res); st != http.StatusOK {
+					t.Errorf("status %d", st)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	if obs.requests != 40 || obs.commits != 40 {
+		t.Fatalf("%d appends in %d commits; with room for one at a time, want 40 in 40", obs.requests, obs.commits)
+	}
+}

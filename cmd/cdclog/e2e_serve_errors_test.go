@@ -148,6 +148,7 @@ func TestServeRefusesABusyPortBeforeOpeningTheDatabase(t *testing.T) {
 	}
 	expectFailure(t, exitUsage, nil, []string{"serve", "--db", db, "--listen", "nowhere"}, "--listen", "HOST:PORT")
 	expectFailure(t, exitUsage, nil, []string{"serve", "--db", db, "--max-body", "lots"}, "--max-body")
+	expectFailure(t, exitUsage, nil, []string{"serve", "--db", db, "--max-body", "2MiB", "--max-inflight", "1MiB"}, "--max-inflight 1MiB is less than --max-body 2MiB")
 	expectFailure(t, exitUsage, nil, []string{"serve", "--listen", ":0"}, "--db is required")
 }
 

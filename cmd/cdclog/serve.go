@@ -48,7 +48,9 @@ Errors are JSON, {"error": "..."}, in the words of the command line: 400 for
 input that cannot be decoded (positions name the request: "request 17:3"; a
 body that cannot be decoded is refused whole), 409 for a protocol violation
 under --on-error fail (the messages before it are committed), 413 for a body
-over --max-body, 415 for an unknown Content-Type, 404, 405.
+over --max-body, 415 for an unknown Content-Type, 404, 405. At most
+--max-inflight bytes of bodies are held at once (memory); further appends
+wait for room before their body is read.
 
 A consumer that keeps the last seq it applied in its own transaction, and
 asks from the next after a restart, applies every record exactly once.
@@ -77,6 +79,7 @@ Examples:
 			&cli.StringFlag{Name: "listen", Value: defaultListen, Usage: "answer HTTP on `ADDR`; :PORT is loopback only; a wider address lets anyone who reaches it append and read (no authentication)"},
 			onErrorFlag(),
 			&cli.StringFlag{Name: "max-body", Value: "64MiB", Usage: "refuse (413) an append body over `SIZE` (bytes, or with KiB, MiB, GiB)"},
+			&cli.StringFlag{Name: "max-inflight", Usage: "hold at most `SIZE` of append bodies at once; more appends wait their turn (default: 8 × --max-body)"},
 			&cli.Uint64Flag{Name: "start", Usage: "initial frontier `T` of a new database: times below it count as complete"},
 			&cli.IntFlag{Name: "batch-messages", Value: recovery.DefaultBatchMessages, Usage: "group commit: at most `N` messages per transaction"},
 			&cli.DurationFlag{Name: "batch-delay", Value: recovery.DefaultBatchDelay, Usage: "group commit: wait at most `D` for more messages"},
@@ -103,6 +106,14 @@ func runServe(c *cli.Context) error {
 	} else if maxBody == 0 {
 		return usageError("--max-body 0: an append could hold no message")
 	}
+	var inflight int64
+	if c.IsSet("max-inflight") {
+		if inflight, err = cliargs.ParseSize(c.String("max-inflight")); err != nil {
+			return usageError("--max-inflight: %v", err)
+		} else if inflight < maxBody {
+			return usageError("--max-inflight %s is less than --max-body %s: no body could be held", c.String("max-inflight"), c.String("max-body"))
+		}
+	}
 	wait, err := lockWait(c.Duration("lock-timeout"))
 	if err != nil {
 		return err
@@ -124,7 +135,8 @@ func runServe(c *cli.Context) error {
 		return withCode(exitFailure, err)
 	}
 	m.Watch(p)
-	s := server.New(p, server.Options{MaxBody: maxBody, Format: e.inFormat, Metrics: m.Handler(), Logger: e.log})
+	s := server.New(p, server.Options{MaxBody: maxBody, MaxInFlight: inflight, Format: e.inFormat,
+		Metrics: m.Handler(), Logger: e.log})
 	addr := ln.Addr().String()
 	if listen.Wide(addr) {
 		e.log.Warn("serving beyond the loopback interface, without authentication: anyone who reaches it can append to and read the stream", "addr", addr)
