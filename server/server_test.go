@@ -563,3 +563,12 @@ func TestMaxInFlightHoldsAppendsBackUntilThereIsRoom(t *testing.T) {
 		t.Fatalf("%d appends in %d commits; with room for one at a time, want 40 in 40", obs.requests, obs.commits)
 	}
 }
+
+func TestABodyWithoutAFinalLineEndIsWhole(t *testing.T) {
+	ts := newTestServer(t, recovery.Options{}, Options{})
+	var res appendResult
+	body := strings.TrimSuffix(update(`"a"`, 0, 1)+update(`"b"`, 0, 1), "\n")
+	if st := ts.appendLines(body, &res); st != http.StatusOK || res.Accepted != 2 {
+		t.Fatalf("status %d, %+v: want both messages accepted", st, res)
+	}
+}
