@@ -143,10 +143,11 @@ func runServe(c *cli.Context) error {
 	}
 	ctl := listenControl(e, db, p)
 	defer ctl.close()
-	e.log.Info("serving", "db", db, "url", "http://"+addr)
-	started := time.Now()
+	// Signals are caught before the line that says serve is up.
 	ctx, sig := stopOnSignal(c.Context, e)
 	defer sig.release()
+	e.log.Info("serving", "db", db, "url", "http://"+addr)
+	started := time.Now()
 	runErr := s.Serve(ctx, ln)
 	ctl.close()
 	st, stErr := p.Status()
