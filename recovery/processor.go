@@ -140,6 +140,9 @@ func start(db *store.DB, o Options) (*Processor, error) {
 	}
 	cs := &p.cp.Sink
 	p.sinkw = newSinkWriter(o.Sink, cs.Size, cs.Limit)
+	if o.Observer != nil {
+		p.sinkw.synced = o.Observer.OutputSynced
+	}
 	st := commitState{nextChunk: p.cp.NextChunk, sinkSize: cs.Size, sinkLimit: cs.Limit, tail: p.sinkTail,
 		liveNext: p.cp.LiveNext}
 	applyDone, prepareDone := make(chan struct{}), make(chan struct{})

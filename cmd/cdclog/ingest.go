@@ -91,6 +91,7 @@ Examples:
 			&cli.DurationFlag{Name: "lock-timeout", Value: 3 * time.Second, Usage: "give up after `D` if another process holds the database (0: do not wait)"},
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"F"}, Usage: "keep reading the one FILE as it grows and across rotation, until a signal"},
 			&cli.DurationFlag{Name: "progress-interval", Value: 10 * time.Second, Usage: "when stderr is not a terminal, log progress every `D` (0: never)"},
+			metricsFlag(),
 		},
 		HideHelpCommand: true,
 		OnUsageError:    commandUsageError("ingest"),
@@ -126,9 +127,15 @@ func runIngest(c *cli.Context) error {
 		return err
 	}
 	defer srcs.close()
+	mx, err := startMetrics(e, c.String("metrics"))
+	if err != nil {
+		return err
+	}
+	defer mx.close()
 	opts := recovery.Options{
 		BatchMessages: c.Int("batch-messages"), BatchDelay: c.Duration("batch-delay"),
 		Start: c.Uint64("start"), StartSet: c.IsSet("start"), OnError: policy, Logger: e.log, LockTimeout: wait,
+		Observer: mx.observer(),
 	}
 	closeOut, err := openOutput(e, c.String("out"), wait, &opts)
 	if err != nil {
@@ -140,6 +147,7 @@ func runIngest(c *cli.Context) error {
 		return withCode(exitFailure, err)
 	}
 	defer closeOut(true)
+	mx.watch(p)
 	ctl := listenControl(e, c.String("db"), p)
 	defer ctl.close()
 	ctx, sig := stopOnSignal(c.Context, e)
