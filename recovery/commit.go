@@ -2,6 +2,7 @@ package recovery
 
 import (
 	"fmt"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -28,9 +29,16 @@ func (p *Processor) commitLoop(st commitState) {
 func (p *Processor) commitWork(w *work, st *commitState) {
 	err := p.failure()
 	if err == nil {
+		var start time.Time
+		var written time.Duration
+		if p.opts.Observer != nil {
+			start, written = p.observeStart()
+		}
 		if cerr := p.commit(w, st); cerr != nil {
 			p.fail(cerr)
 			err = p.failure()
+		} else if p.opts.Observer != nil {
+			p.observeCommit(w, start, written)
 		}
 	}
 	for i, r := range w.reqs {

@@ -146,7 +146,7 @@ func (c *Consumer) Next(ctx context.Context) (Record, error) {
 func (c *Consumer) Commit(ctx context.Context, seq uint64) error {
 	return c.write(ctx, fmt.Sprintf("commit consumer %s at %d", c.name, seq), func(tx *bolt.Tx, _ *commitState) error {
 		if end := c.p.OutputEnd(); seq == 0 || seq >= end {
-			return refusal{fmt.Errorf("%w: consumer %s cannot commit record %d: the committed output is records 1 to %d",
+			return consumerRefusal{fmt.Errorf("%w: consumer %s cannot commit record %d: the committed output is records 1 to %d",
 				ErrCommitRange, c.name, seq, end-1)}
 		}
 		prev, err := consumerPosition(tx, c.name)
@@ -154,7 +154,7 @@ func (c *Consumer) Commit(ctx context.Context, seq uint64) error {
 			return err
 		}
 		if seq+1 < prev {
-			return refusal{fmt.Errorf("%w: consumer %s has committed record %d, so it cannot commit %d",
+			return consumerRefusal{fmt.Errorf("%w: consumer %s has committed record %d, so it cannot commit %d",
 				ErrCommitBackwards, c.name, prev-1, seq)}
 		}
 		return putConsumer(tx, c.name, seq+1)
@@ -173,10 +173,10 @@ func (c *Consumer) Seek(ctx context.Context, seq uint64) error {
 		first, end := max(st.outputFloor, 1), c.p.OutputEnd()
 		switch {
 		case seq < first && seq > 0 && first > 1:
-			return refusal{fmt.Errorf("%w: consumer %s cannot seek to record %d: %w", ErrCommitRange, c.name, seq,
+			return consumerRefusal{fmt.Errorf("%w: consumer %s cannot seek to record %d: %w", ErrCommitRange, c.name, seq,
 				&OutputDroppedError{From: seq, First: first})}
 		case seq < first || seq > end:
-			return refusal{fmt.Errorf("%w: consumer %s cannot seek to record %d: the output log holds records %d to %d (seek to %d for the next one)",
+			return consumerRefusal{fmt.Errorf("%w: consumer %s cannot seek to record %d: the output log holds records %d to %d (seek to %d for the next one)",
 				ErrCommitRange, c.name, seq, first, end-1, end)}
 		}
 		return putConsumer(tx, c.name, seq)
@@ -187,9 +187,9 @@ func (c *Consumer) Seek(ctx context.Context, seq uint64) error {
 	return err
 }
 
-// refusal marks an error of a consumer's write that refuses its arguments,
+// consumerRefusal marks an error of a consumer's write that refuses its arguments,
 // returned as it is rather than as a failure to write.
-type refusal struct{ error }
+type consumerRefusal struct{ error }
 
 // write runs fn, which changes the consumer's position, on the commit
 // goroutine (see maintain). A refusal fn returns is returned unwrapped;
@@ -203,7 +203,7 @@ func (c *Consumer) write(ctx context.Context, what string, fn func(*bolt.Tx, *co
 	}
 	defer c.p.leave()
 	err := c.p.maintain(ctx, fn, nil)
-	var r refusal
+	var r consumerRefusal
 	switch {
 	case errors.As(err, &r):
 		return r.error

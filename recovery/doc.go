@@ -185,5 +185,14 @@
 // A commit or fsync error is fatal: the processor stops (later calls return
 // ErrFailed) rather than retry and risk hiding a lost write; the next Open
 // recovers from the last commit. After Close, every method that needs the
-// database returns ErrClosed.
+// database returns ErrClosed. Err says which, for a health check.
+//
+// # Watching it run
+//
+// Status, OutputEnd and ConsumerPositions read the state of the last
+// commit at any time. Options.Observer is told, by the commit goroutine,
+// what each committed batch held and how long its commit and bbolt's
+// writes took, and by the output file's writer how long each fsync took;
+// package metrics turns both into Prometheus metrics. Without an Observer
+// nothing is measured.
 package recovery

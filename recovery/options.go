@@ -59,6 +59,9 @@ type Options struct {
 	LockTimeout time.Duration
 	// NoSync skips fsyncs: only for throwaway databases.
 	NoSync bool
+	// Observer, when set, receives each commit's figures and the output
+	// file's fsync times (for metrics); nil measures nothing.
+	Observer Observer
 }
 
 func (o *Options) withDefaults() Options {

@@ -24,6 +24,9 @@ type Processor struct {
 	// Owned by the apply goroutine once started.
 	recv *demangle.Receiver
 	cp   checkpoint
+	// quarantined holds the digests of the quarantined rejects, once a
+	// run quarantines anything (see quarantine_dedup.go).
+	quarantined map[rejectDigest]struct{}
 	// msgpackOut is set when an output is written as msgpack, which
 	// cannot carry every data exactly (see push).
 	msgpackOut bool
@@ -141,6 +144,9 @@ func start(db *store.DB, o Options) (*Processor, error) {
 	}
 	cs := &p.cp.Sink
 	p.sinkw = newSinkWriter(o.Sink, cs.Size, cs.Limit)
+	if o.Observer != nil {
+		p.sinkw.synced = o.Observer.OutputSynced
+	}
 	st := commitState{nextChunk: p.cp.NextChunk, sinkSize: cs.Size, sinkLimit: cs.Limit, tail: p.sinkTail,
 		liveNext: p.cp.LiveNext, walFloor: p.cp.WALFloor, outputFloor: p.cp.OutputFloor}
 	applyDone, prepareDone := make(chan struct{}), make(chan struct{})

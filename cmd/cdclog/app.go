@@ -127,6 +127,7 @@ func commands() []*cli.Command {
 		convertCommand(),
 		demangleCommand(),
 		ingestCommand(),
+		serveCommand(),
 		replayCommand(),
 		inspectCommand(),
 		mergeCommand(),

@@ -32,7 +32,7 @@ func runInspectConsumers(c *cli.Context) error {
 	return runView(c, view[recovery.ConsumerInfo]{
 		name: "inspect consumers",
 		what: "read consumers",
-		scan: func(_ *cli.Context, r *recovery.Reader, yield func(*recovery.ConsumerInfo) error) error {
+		scan: func(_ *cli.Context, r dbReader, yield func(*recovery.ConsumerInfo) error) error {
 			list, err := r.Consumers()
 			if err != nil {
 				return err
@@ -49,7 +49,7 @@ func runInspectConsumers(c *cli.Context) error {
 		row: func(ci *recovery.ConsumerInfo) []string {
 			return []string{ci.Name, u64(ci.Next), u64(ci.Lag), yesNo(ci.Open)}
 		},
-		empty: func(*recovery.Reader) string { return "no consumers" },
+		empty: func(dbReader) string { return "no consumers" },
 	})
 }
 

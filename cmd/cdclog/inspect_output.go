@@ -41,7 +41,7 @@ func runInspectOutput(c *cli.Context) error {
 	return runView(c, view[recovery.Record]{
 		name: "inspect output",
 		what: "read output log",
-		scan: func(c *cli.Context, r *recovery.Reader, yield func(*recovery.Record) error) error {
+		scan: func(c *cli.Context, r dbReader, yield func(*recovery.Record) error) error {
 			from := c.Uint64("from-seq")
 			if !c.IsSet("from-seq") {
 				from = r.OutputStart() // the first record gc's retention kept
@@ -54,6 +54,6 @@ func runInspectOutput(c *cli.Context) error {
 		},
 		header: []string{"SEQ", "MESSAGE"},
 		row:    func(rec *recovery.Record) []string { return []string{u64(rec.Seq), rec.Msg.String()} },
-		empty:  func(*recovery.Reader) string { return "no output records from this sequence number on" },
+		empty:  func(dbReader) string { return "no output records from this sequence number on" },
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/cdclog/cdclog/cdc"
+	"github.com/cdclog/cdclog/control"
 	"github.com/cdclog/cdclog/recovery"
 	"github.com/urfave/cli/v2"
 )
@@ -78,30 +79,52 @@ func runReplay(c *cli.Context) error {
 	if c.IsSet("from-seq") && (c.Bool("rederive") || c.Bool("verify")) {
 		return usageError("replay: --from-seq applies to the stored output, not to --rederive or --verify")
 	}
+	e := getEnv(c)
+	if !c.Bool("verify") && !c.Bool("rederive") {
+		// The stored output can be read from a running processor too.
+		r, err := openView(c, "replay")
+		if err != nil {
+			return err
+		}
+		defer func() { r.Close() }()
+		from := max(c.Uint64("from-seq"), 1)
+		if err := checkRetained(c, r, from); err != nil {
+			return err
+		}
+		err = replayStored(e, r, from)
+		if errors.Is(err, errGoneBeforeAnswer) {
+			r.Close()
+			if r, err = openReader(c, "replay"); err != nil {
+				return err
+			}
+			err = replayStored(e, r, from)
+		}
+		return err
+	}
 	r, err := openReader(c, "replay")
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	e := getEnv(c)
-	switch {
-	case c.Bool("verify"):
+	if c.Bool("verify") {
 		return replayVerify(e, r)
-	case c.Bool("rederive"):
-		return replayRederive(e, r)
 	}
-	from := max(c.Uint64("from-seq"), 1)
-	if first := r.OutputStart(); from < first {
-		hint := "--from-seq " + u64(first)
-		if !c.IsSet("from-seq") {
-			hint = "give " + hint + " for what is kept"
-		} else {
-			hint = "start at " + u64(first) + " or later"
-		}
-		return withCode(exitFailure, fmt.Errorf("replay: gc's retention dropped the output records before %d (the output log holds records %d to %d): %s",
-			first, first, r.OutputEnd()-1, hint))
+	return replayRederive(e, r)
+}
+
+// checkRetained refuses a replay from a record gc's retention dropped,
+// saying where the output log starts.
+func checkRetained(c *cli.Context, r dbReader, from uint64) error {
+	first := r.OutputStart()
+	if from >= first {
+		return nil
 	}
-	return replayStored(e, r, from)
+	hint := "start at " + u64(first) + " or later"
+	if !c.IsSet("from-seq") {
+		hint = "give --from-seq " + u64(first) + " for what is kept"
+	}
+	return withCode(exitFailure, fmt.Errorf("replay: gc's retention dropped the output records before %d (the output log holds records %d to %d): %s",
+		first, first, r.OutputEnd()-1, hint))
 }
 
 // replayFile is 'replay FILE': demangle's code on a captured input.
@@ -118,13 +141,17 @@ func replayFile(c *cli.Context) error {
 }
 
 // replayStored writes the committed output records from seq from on.
-func replayStored(e *env, r *recovery.Reader, from uint64) error {
+func replayStored(e *env, r dbReader, from uint64) error {
 	end := r.OutputEnd()
 	if from > end {
 		e.log.Warn("nothing to replay: the output log ends before --from-seq", "from_seq", from, "last_record", end-1)
 	}
 	out := newRecordWriter(e, "replay", int64(end)-int64(from))
 	err := r.Records(from, func(rec *recovery.Record) error { return out.write(&rec.Msg) })
+	if out.n == 0 && errors.Is(err, control.ErrGone) {
+		out.prog.finish()
+		return errGoneBeforeAnswer
+	}
 	return out.close(err, "read output log")
 }
 
