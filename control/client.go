@@ -144,6 +144,20 @@ func (c *Client) Pending() ([]demangle.PendingTime, error) {
 // as of Dial.
 func (c *Client) OutputEnd() uint64 { return c.info.OutputEnd }
 
+// OutputStart returns the first record the output log holds, as of Dial.
+func (c *Client) OutputStart() uint64 { return max(c.info.OutputStart, 1) }
+
+// Consumers lists the registered consumers, as
+// recovery.Processor.Consumers does (with which are open).
+func (c *Client) Consumers() ([]recovery.ConsumerInfo, error) {
+	out := []recovery.ConsumerInfo{}
+	err := scan(c, "/v1/consumers", nil, func(ci *recovery.ConsumerInfo) error {
+		out = append(out, *ci)
+		return nil
+	})
+	return out, err
+}
+
 // Frontier returns the committed frontier as of Dial.
 func (c *Client) Frontier() (uint64, bool) { return c.info.Frontier, c.info.Complete }
 

@@ -198,3 +198,40 @@ func TestAClosedProcessorAnswersUnavailable(t *testing.T) {
 		t.Fatalf("status of a closed processor: %v", err)
 	}
 }
+
+func TestAClientListsTheConsumersAndWhereTheOutputLogStarts(t *testing.T) {
+	p, _, db := running(t, t.TempDir(), stream(400))
+	ctx := context.Background()
+	a, err := p.Consumer("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if err := a.Commit(ctx, 9); err != nil {
+		t.Fatal(err)
+	}
+	b, err := p.Consumer("b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(ctx, 300); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	if _, err := p.GC(ctx, recovery.GCOptions{RetainOutput: recovery.RetainRecords(0)}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Dial(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	want, _ := p.Consumers()
+	got, err := c.Consumers()
+	if err != nil || !reflect.DeepEqual(got, want) || len(got) != 2 || !got[0].Open || got[1].Open {
+		t.Fatalf("consumers %+v, %v; want %+v (a open, b closed)", got, err, want)
+	}
+	if c.OutputStart() != p.OutputStart() {
+		t.Fatalf("output start %d, the processor's %d", c.OutputStart(), p.OutputStart())
+	}
+}

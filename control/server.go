@@ -51,6 +51,7 @@ func Listen(db string, p *recovery.Processor, log *slog.Logger) (*Server, error)
 	mux.HandleFunc("GET /v1/records", s.records)
 	mux.HandleFunc("GET /v1/wal", s.wal)
 	mux.HandleFunc("GET /v1/quarantine", s.quarantine)
+	mux.HandleFunc("GET /v1/consumers", s.consumers)
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
 	go func() {
@@ -111,7 +112,7 @@ func (s *Server) info(w http.ResponseWriter, _ *http.Request) {
 	defer r.Close()
 	f, complete := r.Frontier()
 	writeJSON(w, http.StatusOK, Info{PID: os.Getpid(), DB: s.dbPath(), OutputEnd: r.OutputEnd(),
-		Frontier: f, Complete: complete, WALFloor: r.WALFloor()})
+		OutputStart: r.OutputStart(), Frontier: f, Complete: complete, WALFloor: r.WALFloor()})
 }
 
 func (s *Server) dbPath() string {
@@ -189,6 +190,25 @@ func (s *Server) quarantine(w http.ResponseWriter, _ *http.Request) {
 	defer r.Close()
 	sw := newScanWriter[recovery.QuarantineRecord](w)
 	sw.end(r.Quarantine(sw.item))
+}
+
+// consumers lists the registered consumers, with which the processor
+// has open.
+func (s *Server) consumers(w http.ResponseWriter, _ *http.Request) {
+	list, err := s.p.Consumers()
+	if errors.Is(err, recovery.ErrClosed) {
+		fail(w, http.StatusServiceUnavailable, err)
+		return
+	}
+	sw := newScanWriter[recovery.ConsumerInfo](w)
+	if err == nil {
+		for i := range list {
+			if err = sw.item(&list[i]); err != nil {
+				return // the client went away
+			}
+		}
+	}
+	sw.end(err)
 }
 
 // uintParam reads an unsigned query parameter, def when absent.

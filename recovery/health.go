@@ -1,12 +1,7 @@
 package recovery
 
 import (
-	"fmt"
-
 	"github.com/cdclog/cdclog/cdc"
-
-	"github.com/cdclog/cdclog/store"
-	bolt "go.etcd.io/bbolt"
 )
 
 // Err returns nil while the processor runs; once it has stopped, why: the
@@ -25,32 +20,17 @@ func (p *Processor) Err() error {
 	return nil
 }
 
-// ConsumerPositions returns the committed position of every consumer that
-// has committed one, by name: the sequence number of the next record it
-// will read. A consumer's lag is OutputEnd() less its position.
+// ConsumerPositions returns the committed position of every registered
+// consumer (see Consumers), by name: the sequence number of the next
+// record it will read. A consumer's lag is OutputEnd() less its position.
 func (p *Processor) ConsumerPositions() (map[string]uint64, error) {
-	if err := p.enter(); err != nil {
+	list, err := p.Consumers()
+	if err != nil {
 		return nil, err
 	}
-	defer p.leave()
-	pos := map[string]uint64{}
-	err := p.db.View(func(tx *bolt.Tx) error {
-		l, err := readLayout(tx)
-		if err != nil {
-			return err
-		}
-		b := tx.Bucket(store.BucketConsumers)
-		if b == nil {
-			return corruptRecord(store.BucketConsumers, nil, "bucket missing")
-		}
-		return b.ForEach(func(k, v []byte) error {
-			next, _, err := decodeConsumer(&l, k, v)
-			pos[string(k)] = next
-			return err
-		})
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read consumer positions: %w", err)
+	pos := make(map[string]uint64, len(list))
+	for _, c := range list {
+		pos[c.Name] = c.Next
 	}
 	return pos, nil
 }

@@ -40,6 +40,9 @@ type Processor struct {
 	requests chan *request
 	prepared chan *work // from the apply to the prepare goroutine
 	commits  chan *work // from the prepare to the commit goroutine
+	// maint carries the writes besides the batches' (consumer positions,
+	// gc) to the commit goroutine, the database's one writer.
+	maint chan *maintenance
 	// works holds the idle ones of a fixed set of batches (see
 	// workCount), reused with their buffers.
 	works chan *work
@@ -103,6 +106,7 @@ func start(db *store.DB, o Options) (*Processor, error) {
 		prepared: make(chan *work, 1),
 		works:    make(chan *work, workCount),
 		commits:  make(chan *work, 1),
+		maint:    make(chan *maintenance),
 		done:     make(chan struct{}),
 		notify:   make(chan struct{}),
 		closing:  make(chan struct{}),
@@ -144,7 +148,7 @@ func start(db *store.DB, o Options) (*Processor, error) {
 		p.sinkw.synced = o.Observer.OutputSynced
 	}
 	st := commitState{nextChunk: p.cp.NextChunk, sinkSize: cs.Size, sinkLimit: cs.Limit, tail: p.sinkTail,
-		liveNext: p.cp.LiveNext}
+		liveNext: p.cp.LiveNext, walFloor: p.cp.WALFloor, outputFloor: p.cp.OutputFloor}
 	applyDone, prepareDone := make(chan struct{}), make(chan struct{})
 	go func() { p.applyLoop(); close(applyDone) }()
 	go func() { p.prepareLoop(p.sinkw); close(prepareDone) }()

@@ -132,6 +132,7 @@ func commands() []*cli.Command {
 		inspectCommand(),
 		mergeCommand(),
 		gcCommand(),
+		consumerCommand(),
 		checkCommand(),
 		versionCommand(),
 		completionCommand(),
