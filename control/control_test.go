@@ -235,3 +235,35 @@ func TestAClientListsTheConsumersAndWhereTheOutputLogStarts(t *testing.T) {
 		t.Fatalf("output start %d, the processor's %d", c.OutputStart(), p.OutputStart())
 	}
 }
+
+func TestGCAndConsumerDeletionRunInTheProcessThatHoldsTheDatabase(t *testing.T) {
+	p, _, db := running(t, t.TempDir(), stream(500))
+	c, err := p.Consumer("audit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Commit(context.Background(), 400); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := Dial(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cl.GC(context.Background(), 0, recovery.RetainRecords(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Floor != 500 || res.Compacted {
+		t.Fatalf("gc over the socket: %+v", res)
+	}
+	if err := cl.DeleteConsumer(context.Background(), "audit"); !errors.Is(err, ErrRemote) || !strings.Contains(err.Error(), "open") {
+		t.Fatalf("deleting an open consumer: %v", err)
+	}
+	c.Close()
+	if err := cl.DeleteConsumer(context.Background(), "audit"); err != nil {
+		t.Fatal(err)
+	}
+	if cs, _ := p.Consumers(); len(cs) != 0 {
+		t.Fatalf("consumers after delete: %+v", cs)
+	}
+}

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
+	"github.com/cdclog/cdclog/control"
 	"github.com/cdclog/cdclog/recovery"
+	"github.com/cdclog/cdclog/store"
 	"github.com/urfave/cli/v2"
 )
 
@@ -67,7 +70,23 @@ func runConsumerDelete(c *cli.Context) error {
 		return err
 	}
 	name := c.Args().First()
-	if err := recovery.DeleteConsumer(path, name, timeout); err != nil {
+	err = recovery.DeleteConsumer(path, name, store.NoWait)
+	if errors.Is(err, recovery.ErrLocked) {
+		// Held: by a running cdclog, which deletes it; else (or when it
+		// stops meanwhile) wait for the lock.
+		cl, cerr := control.Dial(path)
+		if cerr == nil {
+			defer cl.Close()
+			err = cl.DeleteConsumer(c.Context, name)
+			if err == nil {
+				getEnv(c).log.Info("the database is held by a running cdclog: it deleted the consumer", "pid", cl.Info().PID)
+			}
+		}
+		if cerr != nil || errors.Is(err, control.ErrGone) {
+			err = recovery.DeleteConsumer(path, name, timeout)
+		}
+	}
+	if err != nil {
 		return dbError(err)
 	}
 	_, err = fmt.Fprintf(getEnv(c).stdout, "deleted consumer %q\n", name)

@@ -2,11 +2,15 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
+	"time"
 
+	"github.com/cdclog/cdclog/control"
 	"github.com/cdclog/cdclog/recovery"
+	"github.com/cdclog/cdclog/store"
 	"github.com/urfave/cli/v2"
 )
 
@@ -41,12 +45,13 @@ fails, the database is as it was and the new file is removed. The frontier,
 the checkpoint, consumers and quarantine are kept intact: 'cdclog ingest'
 continues afterwards.
 
-Compaction is an offline step: gc needs the database to itself. While
-another process holds it, gc says so after --lock-timeout (0: do not wait).
-A program that embeds the processor drops the same WAL and output while it
-runs, with recovery.Processor.GC, which does not compact: the freed pages
-are reused, so the file stops growing; run 'cdclog gc' when the processor is
-stopped to shrink it. gc never creates a database: a missing path, or an
+Compaction is an offline step: gc needs the database to itself. While a
+running cdclog (ingest, serve) holds the database, gc asks it, over its
+control socket, to drop the same WAL and output online, without compacting:
+the freed pages are reused, so the file stops growing; run gc again once it
+has stopped to shrink the file. A program that embeds the processor does the
+same with recovery.Processor.GC. While another command holds the database,
+gc says so after --lock-timeout (0: do not wait). gc never creates a database: a missing path, or an
 empty file, is an error. It prints what it did: the WAL floor (the log holds
 nothing below it), the chunks deleted, the first output record kept and what
 held it there, and the file size before and after; with --json the same as
@@ -90,9 +95,9 @@ func runGC(c *cli.Context) error {
 	if err != nil {
 		return usageError("gc --retain-output: %v", err)
 	}
+	o := recovery.GCOptions{KeepTimes: c.Uint64("keep-wal"), RetainOutput: retain, NoCompact: c.Bool("no-compact")}
 	prog := newProgress(e, progressOptions{label: "gc " + path})
-	res, err := recovery.GC(path, recovery.GCOptions{KeepTimes: c.Uint64("keep-wal"), RetainOutput: retain,
-		NoCompact: c.Bool("no-compact"), LockTimeout: timeout})
+	res, note, err := gcHeldOrNot(c, e, path, o, timeout)
 	prog.finish()
 	if err != nil {
 		return dbError(err)
@@ -101,12 +106,41 @@ func runGC(c *cli.Context) error {
 		if c.Bool("json") {
 			return writeJSONObject(w, &res)
 		}
-		return writeGCText(w, path, &res, c.Bool("no-compact"))
+		return writeGCText(w, path, &res, note)
 	})
 }
 
+// gcHeldOrNot runs gc on the database at rest; while a running cdclog
+// holds it, that process drops the same online, without compacting (note
+// says so); a holder without a control socket is waited for.
+func gcHeldOrNot(c *cli.Context, e *env, path string, o recovery.GCOptions, timeout time.Duration) (recovery.GCResult, string, error) {
+	note := ""
+	if o.NoCompact {
+		note = "not compacted: later writes reuse the freed pages"
+	}
+	o.LockTimeout = store.NoWait
+	res, err := recovery.GC(path, o)
+	if !errors.Is(err, recovery.ErrLocked) {
+		return res, note, err
+	}
+	if cl, cerr := control.Dial(path); cerr == nil {
+		defer cl.Close()
+		e.log.Info("the database is held by a running cdclog: it dropped the same online; compacting needs the database to itself, so run gc again once it has stopped to shrink the file",
+			"pid", cl.Info().PID, "socket", cl.Path())
+		res, err = cl.GC(c.Context, o.KeepTimes, o.RetainOutput)
+		if !errors.Is(err, control.ErrGone) {
+			return res, "not compacted: held by a running cdclog, which reuses the freed pages", err
+		}
+		// It stopped meanwhile: gc at rest, once it has let go (what it
+		// may have dropped already is dropped again at no cost).
+	}
+	o.LockTimeout = timeout
+	res, err = recovery.GC(path, o)
+	return res, note, err
+}
+
 // writeGCText prints what gc did as aligned "key: value" lines.
-func writeGCText(w io.Writer, path string, res *recovery.GCResult, noCompact bool) error {
+func writeGCText(w io.Writer, path string, res *recovery.GCResult, note string) error {
 	var kv keyValues
 	kv.add("database", path)
 	if res.Floor == 0 {
@@ -124,8 +158,8 @@ func writeGCText(w io.Writer, path string, res *recovery.GCResult, noCompact boo
 	kv.add("output held by", res.OutputHeldBy)
 	kv.add("size before", humanBytes(res.BytesBefore))
 	after := humanBytes(res.BytesAfter)
-	if noCompact {
-		after += " (not compacted: later writes reuse the freed pages)"
+	if note != "" {
+		after += " (" + note + ")"
 	}
 	kv.add("size after", after)
 	return kv.write(w)
