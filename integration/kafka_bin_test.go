@@ -173,6 +173,14 @@ func TestCdclogKafkaToKafkaExactlyOnceAcrossKillsLeaderMovesABrokerRestartANewPa
 	p := startCdclog(t, k.ingestArgs(db)...)
 	waitVerified(t, p, "the last run")
 	waitOutput(t, 3*time.Minute, times, p, func() []outRecord { return k.read(t) })
+	// inspect asks the running ingest over its control socket; the
+	// sink's position and the log ends are recorded within a second.
+	var live brokerStatus
+	waitForState(t, 30*time.Second, "inspect status of the running ingest to show the sink and the log ends", func() bool {
+		live = inspectStatus(t, db)
+		return len(live.Inputs) == 6 && live.Inputs[0].LogEnd != nil && len(live.Sinks) == 1 &&
+			live.Sinks[0].Output == "kafka:"+k.out && live.Sinks[0].Lag == 0
+	}, func() string { return fmt.Sprintf("inputs %+v, sinks %+v", live.Inputs, live.Sinks) })
 	if e := p.stop(time.Minute); e.code != 0 {
 		t.Fatalf("the last run, stopped by SIGTERM: %v", e)
 	}
@@ -298,6 +306,37 @@ func TestCdclogKafkaSecondInstanceOnOneSinkIDFencesTheOlder(t *testing.T) {
 	checkOutput(t, k.read(t), end, input)
 }
 
+// brokerStatus is what the broker tests read of inspect status --json.
+type brokerStatus struct {
+	OutputRecords uint64 `json:"output_records"`
+	Inputs        []struct {
+		Input     string `json:"input"`
+		Partition *int32 `json:"partition"`
+		Next      int64  `json:"next"`
+		LogEnd    *int64 `json:"log_end"`
+		Lag       *int64 `json:"lag"`
+	} `json:"inputs"`
+	Sinks []struct {
+		Output string `json:"output"`
+		Acked  uint64 `json:"acked"`
+		Lag    uint64 `json:"lag"`
+	} `json:"sinks"`
+}
+
+// inspectStatus runs cdclog inspect status --json on db.
+func inspectStatus(t *testing.T, db string) brokerStatus {
+	t.Helper()
+	p := startCdclog(t, "inspect", "--db", db, "status", "--json")
+	if e := p.wait(time.Minute); e.code != 0 {
+		t.Fatalf("inspect: %v", e)
+	}
+	var st brokerStatus
+	if err := json.Unmarshal([]byte(p.stdout.String()), &st); err != nil {
+		t.Fatalf("inspect status --json: %v\n%s", err, p.stdout.String())
+	}
+	return st
+}
+
 func TestCdclogPublishForwardsWhatIngestCommittedAndInspectShowsThePositions(t *testing.T) {
 	k := newKafkaTarget(t)
 	const times = 300
@@ -332,28 +371,7 @@ func TestCdclogPublishForwardsWhatIngestCommittedAndInspectShowsThePositions(t *
 	}
 	checkOutput(t, k.read(t), end, input)
 
-	p := startCdclog(t, "inspect", "--db", db, "status", "--json")
-	if e := p.wait(time.Minute); e.code != 0 {
-		t.Fatalf("inspect: %v", e)
-	}
-	var st struct {
-		OutputRecords uint64 `json:"output_records"`
-		Inputs        []struct {
-			Input     string `json:"input"`
-			Partition *int32 `json:"partition"`
-			Next      int64  `json:"next"`
-			LogEnd    *int64 `json:"log_end"`
-			Lag       *int64 `json:"lag"`
-		} `json:"inputs"`
-		Sinks []struct {
-			Output string `json:"output"`
-			Acked  uint64 `json:"acked"`
-			Lag    uint64 `json:"lag"`
-		} `json:"sinks"`
-	}
-	if err := json.Unmarshal([]byte(p.stdout.String()), &st); err != nil {
-		t.Fatalf("inspect status --json: %v\n%s", err, p.stdout.String())
-	}
+	st := inspectStatus(t, db)
 	var next int64
 	var parts []int32
 	for _, in := range st.Inputs {

@@ -63,6 +63,9 @@ type Options struct {
 	// that holds no committed cdclog state, is store.ErrNotExist (for
 	// commands such as cdclog publish that only read what ingest wrote).
 	NoCreate bool
+	// Observer, when set, receives each commit's figures and the output
+	// file's fsync times (for metrics); nil measures nothing.
+	Observer Observer
 }
 
 func (o *Options) withDefaults() Options {

@@ -24,6 +24,9 @@ type Processor struct {
 	// Owned by the apply goroutine once started.
 	recv *demangle.Receiver
 	cp   checkpoint
+	// quarantined holds the digests of the quarantined rejects, once a
+	// run quarantines anything (see quarantine_dedup.go).
+	quarantined map[rejectDigest]struct{}
 	// msgpackOut is set when an output is written as msgpack, which
 	// cannot carry every data exactly (see push).
 	msgpackOut bool
@@ -37,6 +40,9 @@ type Processor struct {
 	requests chan *request
 	prepared chan *work // from the apply to the prepare goroutine
 	commits  chan *work // from the prepare to the commit goroutine
+	// maint carries the writes besides the batches' (consumer positions,
+	// gc) to the commit goroutine, the database's one writer.
+	maint chan *maintenance
 	// works holds the idle ones of a fixed set of batches (see
 	// workCount), reused with their buffers.
 	works chan *work
@@ -100,6 +106,7 @@ func start(db *store.DB, o Options) (*Processor, error) {
 		prepared: make(chan *work, 1),
 		works:    make(chan *work, workCount),
 		commits:  make(chan *work, 1),
+		maint:    make(chan *maintenance),
 		done:     make(chan struct{}),
 		notify:   make(chan struct{}),
 		closing:  make(chan struct{}),
@@ -137,8 +144,11 @@ func start(db *store.DB, o Options) (*Processor, error) {
 	}
 	cs := &p.cp.Sink
 	p.sinkw = newSinkWriter(o.Sink, cs.Size, cs.Limit)
+	if o.Observer != nil {
+		p.sinkw.synced = o.Observer.OutputSynced
+	}
 	st := commitState{nextChunk: p.cp.NextChunk, sinkSize: cs.Size, sinkLimit: cs.Limit, tail: p.sinkTail,
-		liveNext: p.cp.LiveNext}
+		liveNext: p.cp.LiveNext, walFloor: p.cp.WALFloor, outputFloor: p.cp.OutputFloor}
 	applyDone, prepareDone := make(chan struct{}), make(chan struct{})
 	go func() { p.applyLoop(); close(applyDone) }()
 	go func() { p.prepareLoop(p.sinkw); close(prepareDone) }()

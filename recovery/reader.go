@@ -18,6 +18,9 @@ type Reader struct {
 	db   *store.DB
 	cp   checkpoint
 	recv *demangle.Receiver
+	// release ends a Processor.Reader's use of its processor's database,
+	// which Close then leaves open.
+	release func()
 }
 
 // OpenReader opens the database at path read-only.
@@ -45,8 +48,41 @@ func OpenReader(path string, lockTimeout time.Duration) (*Reader, error) {
 	return r, nil
 }
 
-// Close releases the database.
-func (r *Reader) Close() error { return r.db.Close() }
+// Close releases the database (a Processor.Reader leaves it open).
+func (r *Reader) Close() error {
+	if r.release != nil {
+		r.release()
+		r.release = nil
+		return nil
+	}
+	return r.db.Close()
+}
+
+// Reader returns a read-only view of the processor's database as of its
+// last commit, for a process that asks about the database while this one
+// holds it (package control answers inspect this way). Each of its scans
+// is one read transaction beside the commits; a long one can delay a
+// commit that must grow the file. Close it when done: Close of the
+// processor waits for it.
+func (p *Processor) Reader() (*Reader, error) {
+	if err := p.enter(); err != nil {
+		return nil, err
+	}
+	r := &Reader{db: p.db, release: p.leave}
+	err := p.db.View(func(tx *bolt.Tx) error {
+		cp, ok, err := loadCheckpoint(tx)
+		if !ok && err == nil {
+			cp = newCheckpoint(p.opts.Start)
+		}
+		r.cp = cp
+		return err
+	})
+	if err != nil {
+		r.Close()
+		return nil, fmt.Errorf("read %s: %w", p.db.Path(), err)
+	}
+	return r, nil
+}
 
 // receiver rebuilds the receiver state from the WAL, once.
 func (r *Reader) receiver() (*demangle.Receiver, error) {
@@ -84,8 +120,13 @@ func (r *Reader) Pending() ([]demangle.PendingTime, error) {
 // OutputEnd returns the sequence number after the last committed record.
 func (r *Reader) OutputEnd() uint64 { return r.cp.NextOutput }
 
+// OutputStart returns the first record the output log holds: 1, unless
+// gc's retention dropped the records before it.
+func (r *Reader) OutputStart() uint64 { return r.cp.outputFrom() }
+
 // Records calls fn for each committed output record from seq from on, in
 // order, until fn returns an error. Record data is only valid during fn.
+// From below OutputStart() is an *OutputDroppedError.
 func (r *Reader) Records(from uint64, fn func(*Record) error) error {
 	var rec Record
 	return r.db.View(func(tx *bolt.Tx) error {

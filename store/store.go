@@ -30,6 +30,10 @@ var (
 	BucketOutput     = []byte("output")
 	BucketQuarantine = []byte("quarantine")
 	BucketConsumers  = []byte("consumers")
+	// BucketOutputTimes marks when output records were committed, for
+	// retention by age. Package recovery creates it with the first mark,
+	// so a database from before it has none.
+	BucketOutputTimes = []byte("outputtimes")
 )
 
 func allBuckets() [][]byte {

@@ -98,6 +98,11 @@ func (s *Source) Start(ctx context.Context, cursor []byte) error {
 	if s.next, err = s.startAt(info, cursor); err != nil {
 		return err
 	}
+	if s.o.Subject == "" {
+		s.mu.Lock()
+		s.end = info.State.LastSeq + 1
+		s.mu.Unlock()
+	}
 	cfg := jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: s.next}
 	if s.o.Subject != "" {
 		cfg.FilterSubjects = []string{s.o.Subject}
@@ -235,10 +240,10 @@ func (s *Source) accept(ctx context.Context, m jetstream.Msg) error {
 }
 
 // LogEnds returns the stream sequence after its last message as the
-// latest message read reported it (its pending count), under partition 0:
-// a JetStream stream has one order. It is empty before the first message,
-// and always with a subject filter, whose pending count says nothing of
-// sequences. Safe from any goroutine.
+// latest message read reported it (its pending count), or as the stream's
+// state said at Start, under partition 0: a JetStream stream has one
+// order. It is empty with a subject filter, whose pending count says
+// nothing of sequences. Safe from any goroutine.
 func (s *Source) LogEnds() map[int32]int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -167,6 +167,7 @@ func (s *Source) startOffsets(ctx context.Context, td kadm.TopicDetail, cur Curs
 	if err != nil {
 		return nil, err
 	}
+	s.noteEnds(ends)
 	offsets := map[int32]kgo.Offset{}
 	for _, p := range slices.Sorted(maps.Keys(cur.Partitions)) {
 		pos := cur.Partitions[p]
@@ -332,10 +333,25 @@ func (s *Source) fetched(ctx context.Context, fs kgo.Fetches) error {
 	return first
 }
 
+// noteEnds keeps the end offsets listed at Start, until fetches report
+// newer ones.
+func (s *Source) noteEnds(ends kadm.ListedOffsets) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Topic == s.o.Topic && o.Err == nil && o.Offset >= 0 {
+			if s.ends == nil {
+				s.ends = map[int32]int64{}
+			}
+			s.ends[o.Partition] = o.Offset
+		}
+	})
+}
+
 // LogEnds returns each partition's end offset (its last stable offset:
 // the offset after the last record a read_committed reader can read) as
-// the latest fetch that returned records reported it; a partition not
-// fetched from yet is absent. Safe from any goroutine.
+// the latest fetch that returned records reported it, or as listed at
+// Start (the high watermark) before one did. Safe from any goroutine.
 func (s *Source) LogEnds() map[int32]int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -63,6 +63,10 @@ what it completes, logs one summary line and exits: code 0 after SIGTERM,
 that was committed). A rerun resumes a FILE where it stopped; stdin is read
 from wherever its producer is.
 
+While ingest runs, 'cdclog inspect' (and 'cdclog replay --db') on the same
+database are answered by it over a control socket next to the database
+(PATH.sock, the owner's only).
+
 When stderr is not a terminal, a one-line progress log is written every
 --progress-interval (10s; 0 or --quiet: none).
 
@@ -113,6 +117,7 @@ Examples:
 			&cli.DurationFlag{Name: "lock-timeout", Value: 3 * time.Second, Usage: "give up after `D` if another process holds the database (0: do not wait)"},
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"F"}, Usage: "keep reading the one FILE as it grows and across rotation, until a signal"},
 			&cli.DurationFlag{Name: "progress-interval", Value: 10 * time.Second, Usage: "when stderr is not a terminal, log progress every `D` (0: never)"},
+			metricsFlag(),
 		}, ingestBrokerFlags()...),
 		HideHelpCommand: true,
 		OnUsageError:    commandUsageError("ingest"),
@@ -144,9 +149,15 @@ func runIngest(c *cli.Context) error {
 		return err
 	}
 	defer inputs.close()
+	mx, err := startMetrics(e, c.String("metrics"))
+	if err != nil {
+		return err
+	}
+	defer mx.close()
 	opts := recovery.Options{
 		BatchMessages: c.Int("batch-messages"), BatchDelay: c.Duration("batch-delay"),
 		Start: c.Uint64("start"), StartSet: c.IsSet("start"), OnError: policy, Logger: e.log, LockTimeout: wait,
+		Observer: mx.observer(),
 	}
 	closeOut := func(bool) {}
 	// With --to, the clean stream goes to stdout only when --out asks.
@@ -161,11 +172,15 @@ func runIngest(c *cli.Context) error {
 		return withCode(exitFailure, err)
 	}
 	defer closeOut(true)
+	mx.watch(p)
+	ctl := listenControl(e, c.String("db"), p)
+	defer ctl.close()
 	ctx, sig := stopOnSignal(c.Context, e)
 	defer sig.release()
 	in := newIngester(e, p, inputs, c.Duration("progress-interval"))
 	runErr := in.run(ctx, sink, c.Uint64("max-sink-lag"), c.Duration("drain-timeout"))
 	in.finish()
+	ctl.close()
 	st, stErr := p.Status()
 	if err := p.Close(); err != nil && runErr == nil {
 		runErr = withCode(exitFailure, err)

@@ -40,16 +40,35 @@ func (v statusView) MarshalJSON() ([]byte, error) {
 
 // readStatusView reads the status and decodes the broker positions; a
 // cursor that cannot be decoded is left out, with a warning.
-func readStatusView(e *env, r *recovery.Reader) (*statusView, error) {
+func readStatusView(e *env, r dbReader) (*statusView, error) {
 	s, err := r.Status()
 	if err != nil {
 		return nil, err
 	}
-	pos, err := relay.Describe(r.Cursors(), s.OutputRecords)
+	cursors, err := readCursors(r)
+	if err != nil {
+		return nil, err
+	}
+	pos, err := relay.Describe(cursors, s.OutputRecords)
 	if err != nil {
 		e.log.Warn("inspect status: broker positions left out", "err", err)
 	}
 	return &statusView{Status: s, Positions: pos}, nil
+}
+
+// readCursors returns the committed cursors: from the file
+// (recovery.Reader) or from the running process that holds it
+// (control.Client).
+func readCursors(r dbReader) (map[string][]byte, error) {
+	switch c := r.(type) {
+	case interface{ Cursors() map[string][]byte }:
+		return c.Cursors(), nil
+	case interface {
+		Cursors() (map[string][]byte, error)
+	}:
+		return c.Cursors()
+	}
+	return nil, nil
 }
 
 // addBrokerRows adds a line for each broker input partition and each

@@ -89,6 +89,7 @@ func TestInspectJSONFieldsAreDocumented(t *testing.T) {
 		"inspect wal":           reflect.TypeFor[walJSON](),
 		"inspect output":        reflect.TypeFor[outputJSON](),
 		"inspect quarantine":    reflect.TypeFor[quarantineJSON](),
+		"inspect consumers":     reflect.TypeFor[recovery.ConsumerInfo](),
 		"gc":                    reflect.TypeFor[recovery.GCResult](),
 	}
 	for section, typ := range types {

@@ -41,7 +41,7 @@ func runInspectQuarantine(c *cli.Context) error {
 	return runView(c, view[recovery.QuarantineRecord]{
 		name: "inspect quarantine",
 		what: "read quarantine",
-		scan: func(_ *cli.Context, r *recovery.Reader, yield func(*recovery.QuarantineRecord) error) error {
+		scan: func(_ *cli.Context, r dbReader, yield func(*recovery.QuarantineRecord) error) error {
 			return r.Quarantine(yield)
 		},
 		json: func(q *recovery.QuarantineRecord) any {
@@ -51,6 +51,6 @@ func runInspectQuarantine(c *cli.Context) error {
 		row: func(q *recovery.QuarantineRecord) []string {
 			return []string{u64(q.Seq), q.Pos.String(), q.Reason, rawText(q.Raw, 60)}
 		},
-		empty: func(*recovery.Reader) string { return "no quarantined messages" },
+		empty: func(dbReader) string { return "no quarantined messages" },
 	})
 }

@@ -22,8 +22,9 @@ time and why it is incomplete, in plain words:
       a progress statement says T has M updates and N have arrived.
 Then the counts: pending times and updates, messages accepted, duplicates
 dropped, violations, skipped and quarantined messages; the write-ahead log's
-entries, size and time range; output records committed and the output file;
-the last checkpoint and the database file's size.
+entries, size and time range; output records committed, the first one the
+output log keeps, and the output file; each registered consumer's next record
+and lag; the last checkpoint and the database file's size.
 
 With --json it prints the same as one JSON object; docs/inspect.md lists the
 fields, whose names and types are stable. Times are strings, exact beyond
@@ -39,7 +40,7 @@ func runInspectStatus(c *cli.Context) error {
 	return runView(c, view[statusView]{
 		name: "inspect status",
 		what: "read status",
-		scan: func(c *cli.Context, r *recovery.Reader, yield func(*statusView) error) error {
+		scan: func(c *cli.Context, r dbReader, yield func(*statusView) error) error {
 			s, err := readStatusView(getEnv(c), r)
 			if err != nil {
 				return err
@@ -81,6 +82,11 @@ func writeStatusText(w io.Writer, v *statusView) error {
 	kv.add("quarantined", u64(s.Quarantined))
 	writeWALStatus(&kv, &s.WAL)
 	kv.add("output records", u64(s.OutputRecords))
+	if s.OutputFrom > 1 {
+		kv.add("output kept from", u64(s.OutputFrom)+" (gc's retention dropped the records before it)")
+	} else {
+		kv.add("output kept from", "1 (gc has dropped no output)")
+	}
 	kv.add("emitted updates", u64(s.EmittedUpdates))
 	kv.add("emitted times", u64(s.EmittedTimes))
 	if s.OutputFile != "" {
@@ -88,6 +94,12 @@ func writeStatusText(w io.Writer, v *statusView) error {
 		kv.add("output file size", humanBytes(s.OutputFileBytes))
 	} else {
 		kv.add("output file", "none (records went to stdout; 'cdclog replay' re-sends them)")
+	}
+	if len(s.Consumers) == 0 {
+		kv.add("consumers", "none")
+	}
+	for _, ci := range s.Consumers {
+		kv.add("consumer "+ci.Name, fmt.Sprintf("next record %d, lag %d", ci.Next, ci.Lag))
 	}
 	addBrokerRows(&kv, &v.Positions)
 	kv.add("last checkpoint", orNone(s.LastCheckpoint))

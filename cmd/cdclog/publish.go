@@ -77,12 +77,15 @@ func runPublish(c *cli.Context) error {
 	if err != nil {
 		return withCode(exitFailure, err)
 	}
+	ctl := listenControl(e, path, p) // inspect may ask while it runs
+	defer ctl.close()
 	ctx, sig := stopOnSignal(c.Context, e)
 	defer sig.release()
 	started := time.Now()
 	sink := spec.sink(p)
 	runErr := relay.Publish(ctx, sink)
 	records := p.OutputEnd() - 1
+	ctl.close()
 	if err := p.Close(); err != nil && runErr == nil {
 		runErr = withCode(exitFailure, err)
 	}

@@ -3,8 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/cdclog/cdclog/cdc"
+	"github.com/cdclog/cdclog/control"
 	"github.com/cdclog/cdclog/recovery"
 	"github.com/urfave/cli/v2"
 )
@@ -35,7 +37,12 @@ an offline replay of the captured log. --verify does the same and compares
 the result with the stored output record by record; it prints
 "verified N records: identical" and exits 0, or names the first record that
 differs and exits 1. After 'cdclog gc' both cover only the times from the WAL
-floor on.
+floor on, and after 'gc --retain-output' --verify compares only the records
+the output log kept, and says so.
+
+After 'gc --retain-output' the output log starts past record 1 ('inspect
+status' shows where): replay then needs a --from-seq at or after that, and
+says so otherwise.
 
 The database is opened read-only; while another process holds it, replay
 says so after --lock-timeout.
@@ -72,19 +79,52 @@ func runReplay(c *cli.Context) error {
 	if c.IsSet("from-seq") && (c.Bool("rederive") || c.Bool("verify")) {
 		return usageError("replay: --from-seq applies to the stored output, not to --rederive or --verify")
 	}
+	e := getEnv(c)
+	if !c.Bool("verify") && !c.Bool("rederive") {
+		// The stored output can be read from a running processor too.
+		r, err := openView(c, "replay")
+		if err != nil {
+			return err
+		}
+		defer func() { r.Close() }()
+		from := max(c.Uint64("from-seq"), 1)
+		if err := checkRetained(c, r, from); err != nil {
+			return err
+		}
+		err = replayStored(e, r, from)
+		if errors.Is(err, errGoneBeforeAnswer) {
+			r.Close()
+			if r, err = openReader(c, "replay"); err != nil {
+				return err
+			}
+			err = replayStored(e, r, from)
+		}
+		return err
+	}
 	r, err := openReader(c, "replay")
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	e := getEnv(c)
-	switch {
-	case c.Bool("verify"):
+	if c.Bool("verify") {
 		return replayVerify(e, r)
-	case c.Bool("rederive"):
-		return replayRederive(e, r)
 	}
-	return replayStored(e, r, max(c.Uint64("from-seq"), 1))
+	return replayRederive(e, r)
+}
+
+// checkRetained refuses a replay from a record gc's retention dropped,
+// saying where the output log starts.
+func checkRetained(c *cli.Context, r dbReader, from uint64) error {
+	first := r.OutputStart()
+	if from >= first {
+		return nil
+	}
+	hint := "start at " + u64(first) + " or later"
+	if !c.IsSet("from-seq") {
+		hint = "give --from-seq " + u64(first) + " for what is kept"
+	}
+	return withCode(exitFailure, fmt.Errorf("replay: gc's retention dropped the output records before %d (the output log holds records %d to %d): %s",
+		first, first, r.OutputEnd()-1, hint))
 }
 
 // replayFile is 'replay FILE': demangle's code on a captured input.
@@ -101,13 +141,17 @@ func replayFile(c *cli.Context) error {
 }
 
 // replayStored writes the committed output records from seq from on.
-func replayStored(e *env, r *recovery.Reader, from uint64) error {
+func replayStored(e *env, r dbReader, from uint64) error {
 	end := r.OutputEnd()
 	if from > end {
 		e.log.Warn("nothing to replay: the output log ends before --from-seq", "from_seq", from, "last_record", end-1)
 	}
 	out := newRecordWriter(e, "replay", int64(end)-int64(from))
 	err := r.Records(from, func(rec *recovery.Record) error { return out.write(&rec.Msg) })
+	if out.n == 0 && errors.Is(err, control.ErrGone) {
+		out.prog.finish()
+		return errGoneBeforeAnswer
+	}
 	return out.close(err, "read output log")
 }
 
@@ -131,9 +175,16 @@ func replayVerify(e *env, r *recovery.Reader) error {
 	if err != nil {
 		return withCode(exitFailure, fmt.Errorf("verify: %w", err))
 	}
-	var note string
+	var notes []string
 	if floor := r.WALFloor(); floor > 0 {
-		note = fmt.Sprintf(" (from time %d on: gc dropped the WAL below it)", floor)
+		notes = append(notes, fmt.Sprintf("from time %d on: gc dropped the WAL below it", floor))
+	}
+	if res.OutputFrom > 1 {
+		notes = append(notes, fmt.Sprintf("from record %d on: gc's retention dropped the output before it", res.OutputFrom))
+	}
+	var note string
+	if len(notes) > 0 {
+		note = " (" + strings.Join(notes, "; ") + ")"
 	}
 	if res.Match {
 		_, err := fmt.Fprintf(e.stdout, "verified %d records%s: identical\n", res.Compared, note)

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"errors"
+
+	"github.com/cdclog/cdclog/internal/listen"
+	"github.com/cdclog/cdclog/metrics"
+	"github.com/cdclog/cdclog/recovery"
+	"github.com/urfave/cli/v2"
+)
+
+// metricsFlag is ingest's --metrics.
+func metricsFlag() cli.Flag {
+	return &cli.StringFlag{Name: "metrics", Usage: "serve Prometheus metrics on `ADDR`/metrics while ingest runs; " +
+		":PORT listens on loopback only, 0.0.0.0:PORT on every interface, where anyone who reaches the port can read them (no authentication)"}
+}
+
+// metricsEndpoint is ingest's --metrics: the metrics and the HTTP server
+// that serves them. A nil one (no --metrics) does nothing.
+type metricsEndpoint struct {
+	m    *metrics.Metrics
+	stop func()
+}
+
+// startMetrics listens on addr and serves the metrics there; "" serves
+// none. A port in use is an error before anything is ingested.
+func startMetrics(e *env, addr string) (*metricsEndpoint, error) {
+	if addr == "" {
+		return nil, nil
+	}
+	ln, err := listen.TCP(addr)
+	if errors.Is(err, listen.ErrAddress) {
+		return nil, usageError("--metrics %v", err)
+	}
+	if err != nil {
+		return nil, withCode(exitFailure, err)
+	}
+	if listen.Wide(ln.Addr().String()) {
+		e.log.Warn("metrics are served beyond the loopback interface, without authentication", "addr", ln.Addr().String())
+	}
+	m := metrics.New(e.log)
+	e.log.Info("serving metrics", "url", "http://"+ln.Addr().String()+"/metrics")
+	return &metricsEndpoint{m: m, stop: m.Serve(ln)}, nil
+}
+
+// observer returns the processor's Observer: nil without --metrics.
+func (me *metricsEndpoint) observer() recovery.Observer {
+	if me == nil {
+		return nil
+	}
+	return me.m
+}
+
+// watch makes the gauges read p.
+func (me *metricsEndpoint) watch(p *recovery.Processor) {
+	if me != nil {
+		me.m.Watch(p)
+	}
+}
+
+// close stops serving.
+func (me *metricsEndpoint) close() {
+	if me != nil {
+		me.stop()
+	}
+}
