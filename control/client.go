@@ -163,6 +163,14 @@ func (c *Client) Consumers() ([]recovery.ConsumerInfo, error) {
 	return out, err
 }
 
+// Cursors returns the running processor's committed producer cursors, as
+// recovery.Reader.Cursors does offline.
+func (c *Client) Cursors() (map[string][]byte, error) {
+	out := map[string][]byte{}
+	err := c.getJSON(context.Background(), "/v1/cursors", nil, &out)
+	return out, err
+}
+
 // Frontier returns the committed frontier as of Dial.
 func (c *Client) Frontier() (uint64, bool) { return c.info.Frontier, c.info.Complete }
 

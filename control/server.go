@@ -52,6 +52,7 @@ func Listen(db string, p *recovery.Processor, log *slog.Logger) (*Server, error)
 	mux.HandleFunc("GET /v1/wal", s.wal)
 	mux.HandleFunc("GET /v1/quarantine", s.quarantine)
 	mux.HandleFunc("GET /v1/consumers", s.consumers)
+	mux.HandleFunc("GET /v1/cursors", s.cursors)
 	mux.HandleFunc("POST /v1/gc", s.gc)
 	mux.HandleFunc("POST /v1/consumers/delete", s.deleteConsumer)
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
@@ -214,6 +215,12 @@ func (s *Server) consumers(w http.ResponseWriter, _ *http.Request) {
 }
 
 // uintParam reads an unsigned query parameter, def when absent.
+// cursors answers the committed producer cursors (input positions, a
+// broker sink's position), by name; JSON carries the values as base64.
+func (s *Server) cursors(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, s.p.Cursors())
+}
+
 func uintParam(w http.ResponseWriter, req *http.Request, name string, def uint64) (uint64, bool) {
 	v := req.URL.Query().Get(name)
 	if v == "" {

@@ -59,6 +59,10 @@ type Options struct {
 	LockTimeout time.Duration
 	// NoSync skips fsyncs: only for throwaway databases.
 	NoSync bool
+	// NoCreate refuses to create a database: a missing path, or a file
+	// that holds no committed cdclog state, is store.ErrNotExist (for
+	// commands such as cdclog publish that only read what ingest wrote).
+	NoCreate bool
 	// Observer, when set, receives each commit's figures and the output
 	// file's fsync times (for metrics); nil measures nothing.
 	Observer Observer

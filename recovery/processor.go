@@ -78,12 +78,12 @@ type request struct {
 	pending *Pending
 }
 
-// Open opens (creating if needed) the database at path, recovers the state
+// Open opens (creating if needed, unless Options.NoCreate) the database at path, recovers the state
 // of its last commit, cuts the output sink back to what was committed, and
 // starts the processor.
 func Open(path string, opts Options) (*Processor, error) {
 	o := opts.withDefaults()
-	db, err := store.Open(path, store.Options{LockTimeout: o.LockTimeout, NoSync: o.NoSync, Logger: o.Logger})
+	db, err := store.Open(path, store.Options{LockTimeout: o.LockTimeout, NoSync: o.NoSync, Logger: o.Logger, NoCreate: o.NoCreate})
 	if err != nil {
 		return nil, err
 	}

@@ -37,24 +37,25 @@ Examples:
 }
 
 func runInspectStatus(c *cli.Context) error {
-	return runView(c, view[recovery.Status]{
+	return runView(c, view[statusView]{
 		name: "inspect status",
 		what: "read status",
-		scan: func(_ *cli.Context, r dbReader, yield func(*recovery.Status) error) error {
-			s, err := r.Status()
+		scan: func(c *cli.Context, r dbReader, yield func(*statusView) error) error {
+			s, err := readStatusView(getEnv(c), r)
 			if err != nil {
 				return err
 			}
-			return yield(&s)
+			return yield(s)
 		},
-		json:   func(s *recovery.Status) any { return s },
+		json:   func(s *statusView) any { return s },
 		object: true,
 		text:   writeStatusText,
 	})
 }
 
 // writeStatusText prints a status as aligned "key: value" lines.
-func writeStatusText(w io.Writer, s *recovery.Status) error {
+func writeStatusText(w io.Writer, v *statusView) error {
+	s := &v.Status
 	var kv keyValues
 	kv.add("database", s.Path)
 	kv.add("schema version", u64(s.SchemaVersion))
@@ -100,6 +101,7 @@ func writeStatusText(w io.Writer, s *recovery.Status) error {
 	for _, ci := range s.Consumers {
 		kv.add("consumer "+ci.Name, fmt.Sprintf("next record %d, lag %d", ci.Next, ci.Lag))
 	}
+	addBrokerRows(&kv, &v.Positions)
 	kv.add("last checkpoint", orNone(s.LastCheckpoint))
 	kv.add("file size", humanBytes(s.FileBytes))
 	return kv.write(w)
