@@ -213,3 +213,48 @@ func TestRunReturnsTheErrorOfAnInputThatReportsLogEnds(t *testing.T) {
 		t.Fatalf("Run returned %v, want the input's error", err)
 	}
 }
+
+func TestTheSinkIsAConsumerThatHoldsRetentionAtWhatTheOutputLacks(t *testing.T) {
+	p, _ := openProcessor(t)
+	out := &memOutput{}
+	a := newChanSource("a")
+	msgs := stream(6000)
+	sink := newSink(p, out)
+	r := &Run{Endless: []recovery.Source{a}, Sink: sink, Logger: quiet}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := runInBackground(ctx, r, p)
+	for _, m := range msgs[:len(msgs)/2] {
+		a.msgs <- m
+	}
+	waitFor(t, "the first half forwarded", func() bool { return p.OutputEnd() > 1 && sink.Forwarder().Lag() == 0 })
+	out.setDown(true)
+	for _, m := range msgs[len(msgs)/2:] {
+		a.msgs <- m
+	}
+	waitFor(t, "the whole stream committed", func() bool { return complete(p, 6000) })
+	acked := sink.Forwarder().Acked()
+	waitFor(t, "the sink's position committed", func() bool {
+		cs, _ := p.Consumers()
+		return len(cs) == 1 && cs[0].Next == acked
+	})
+	cs, _ := p.Consumers()
+	if cs[0].Name != SinkCursor("mem:out") || cs[0].Lag != p.OutputEnd()-acked {
+		t.Fatalf("consumers %+v; acked %d of %d", cs, acked, p.OutputEnd()-1)
+	}
+	res, err := p.GC(context.Background(), recovery.GCOptions{RetainOutput: recovery.RetainRecords(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("gc dropped %d output records (%d chunks), keeps from %d; the output has up to %d of %d", res.OutputRecordsDropped, res.OutputChunksDeleted, res.OutputFrom, acked, p.OutputEnd()-1)
+	if res.OutputRecordsDropped == 0 {
+		t.Fatal("gc dropped nothing: the test shows nothing")
+	}
+	if res.OutputFrom > acked {
+		t.Fatalf("retention dropped records the sink needs: it keeps from %d, the output has up to %d", res.OutputFrom, acked)
+	}
+	out.setDown(false)
+	waitFor(t, "the rest forwarded", func() bool { return sink.Forwarder().Lag() == 0 })
+	cancel()
+	wait(t, done)
+	checkAll(t, p, out)
+}

@@ -38,6 +38,12 @@ type Sink struct {
 	o   SinkOptions
 	log *slog.Logger
 
+	// hold is the sink's consumer of the output log, named as its
+	// cursor: it keeps gc's retention from dropping a record the output
+	// lacks, and shows the sink's lag in 'cdclog inspect consumers'.
+	hold *recovery.Consumer
+	held uint64 // the record hold last committed (one before the output's last)
+
 	cancel   context.CancelFunc
 	stopped  chan struct{} // closed when the forwarder returned
 	err      error         // its error, once stopped
@@ -75,6 +81,12 @@ func (s *Sink) Name() string { return s.o.Name }
 // start runs the forwarder until stop, with run (Forwarder.Run or
 // Drain), and the recorder beside it.
 func (s *Sink) start(run func(*broker.Forwarder, context.Context) error) {
+	hold, err := s.p.Consumer(SinkCursor(s.o.Name))
+	if err != nil {
+		s.log.Warn("relay: the sink is not registered as a consumer: gc's retention may drop records it lacks",
+			"output", s.o.Name, "err", err)
+	}
+	s.hold = hold
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	go func() {
@@ -135,6 +147,9 @@ func (s *Sink) stop() error {
 		<-s.stopped
 		<-s.recorded
 		s.recordPosition(context.Background())
+		if s.hold != nil {
+			s.hold.Close()
+		}
 	})
 	return s.Err()
 }
@@ -163,6 +178,16 @@ func (s *Sink) recordPosition(ctx context.Context) {
 		return
 	}
 	name := SinkCursor(s.o.Name)
+	if s.hold != nil && acked > s.held+1 {
+		// What the output holds, but its last record, is what retention
+		// may drop for it: a new session reads that one back and compares
+		// it with the stored one.
+		if err := s.hold.Commit(ctx, acked-1); err != nil {
+			s.log.Debug("relay: committing the sink's consumer", "output", s.o.Name, "err", err)
+		} else {
+			s.held = acked - 1
+		}
+	}
 	if prev, err := DecodeSinkState(s.p.Cursor(name)); err == nil && prev.Acked == acked && prev.Writer == s.f.Writer() {
 		return
 	}
