@@ -1,7 +1,9 @@
 // Package ordering puts records from many shards into one total order, the
 // way bloop's RecordBuffer orders DynamoDB stream records, but across whole
 // streams rather than one batch at a time. It knows nothing of the CDC
-// protocol, of files or of databases.
+// protocol, of files or of databases; of package cdc it uses only the one
+// reject record (cdc.Reject) and the error policy (cdc.ErrorPolicy), so
+// that a rejected line reads the same from every command and API.
 //
 // # The order
 //
@@ -35,6 +37,12 @@
 // shard again only once its previous record has been emitted, so memory is
 // one record per shard whatever the size of the input. JSONLReader is a
 // Source over JSON Lines, and RecordKey finds a record's key in its JSON.
+//
+// MergeJSONL is everything `cdclog merge` does, for Go callers: it merges
+// JSON Lines shards into one writer, applies an error policy (fail, skip,
+// quarantine) to lines without a usable key, logs out-of-order records
+// (a few per shard, then only counts them) and returns MergeStats and typed
+// errors (*LineError, *ReadError, *WriteError).
 //
 // # Unsorted shards
 //

@@ -47,7 +47,8 @@ func NewJSONLReader(r io.Reader, name string) *JSONLReader {
 //
 // A line that is not a usable record gives a *LineError naming the source
 // and line, and Next can be called again to go on with the following line.
-// Any other error (a failed read) is final and returned by every later call.
+// Any other error (a failed read, a *ReadError) is final and returned by
+// every later call.
 func (j *JSONLReader) Next() (Key, []byte, error) {
 	for {
 		line, tooLong, err := j.readLine()
@@ -92,7 +93,7 @@ func (j *JSONLReader) readLine() (line []byte, tooLong bool, err error) {
 	}
 	if err != nil && !(errors.Is(err, io.EOF) && len(line) > 0) {
 		if !errors.Is(err, io.EOF) {
-			err = fmt.Errorf("reading %s after line %d: %w", j.name, j.line, err)
+			err = &ReadError{Source: j.name, Line: j.line, Err: err}
 		}
 		j.err = err
 		return nil, false, err
