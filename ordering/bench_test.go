@@ -2,8 +2,10 @@ package ordering
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -108,4 +110,51 @@ func BenchmarkBufferPushPop(b *testing.B) {
 		buf.Pop()
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+}
+
+// benchRecord is a DynamoDB-like record of about 200 bytes, key first.
+const benchRecord = `{"meta":{"created_at":1700000123,"sequence_number":"100000000000001234567"},"eventID":"0012d687","eventName":"MODIFY","dynamodb":{"Keys":{"id":{"S":"user-123"}},"NewImage":{"id":{"S":"user-123"},"n":{"N":"4567"}}}}`
+
+// BenchmarkRecordKey compares the fast key scanner with the slow path it
+// replaced on the hot path (json.Valid, then the scanner over valid JSON):
+// the decision to hand-write a validator, with its numbers. One op is one
+// record.
+func BenchmarkRecordKey(b *testing.B) {
+	rec := []byte(benchRecord)
+	b.Run("fast", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(rec)))
+		for b.Loop() {
+			if _, ok := fastRecordKey(rec); !ok {
+				b.Fatal("fast path declined")
+			}
+		}
+	})
+	b.Run("shape", func(b *testing.B) {
+		var ks keyScanner
+		other := []byte(strings.Replace(benchRecord, "1234567", "7654321", 1))
+		ks.key(other) // learns the shape
+		b.ReportAllocs()
+		b.SetBytes(int64(len(rec)))
+		for b.Loop() {
+			if _, ok := ks.key(rec); !ok {
+				b.Fatal("declined")
+			}
+		}
+	})
+	b.Run("slow", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(rec)))
+		for b.Loop() {
+			if _, err := recordKeySlow(rec); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("json.Valid", func(b *testing.B) {
+		b.SetBytes(int64(len(rec)))
+		for b.Loop() {
+			json.Valid(rec)
+		}
+	})
 }

@@ -1,7 +1,7 @@
 package ordering
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -131,129 +131,80 @@ func MergeJSONL(ctx context.Context, shards []Shard, w io.Writer, opts MergeOpti
 	if opts.OnError == cdc.Quarantine && opts.Quarantine == nil {
 		return MergeStats{Shards: len(shards)}, ErrNoQuarantine
 	}
-	m := newJSONLMerge(shards, w, opts)
-	err := m.run(ctx)
+	m := newMerge(shards, opts)
+	err := m.run(ctx, w)
 	return m.stats, err
 }
 
-// jsonlMerge is one run of MergeJSONL.
-type jsonlMerge struct {
-	opts    MergeOptions
-	log     *slog.Logger
-	readers []*JSONLReader
-	names   []string
-	disord  []int64 // out-of-order records per shard
-	out     *bufio.Writer
-	stats   MergeStats
+// report applies a merge's policy and keeps its counts: what MergeJSONL
+// does with bad lines and out-of-order records, apart from the merging.
+type report struct {
+	opts   MergeOptions
+	log    *slog.Logger
+	names  []string
+	disord []int64 // out-of-order records per shard
+	stats  MergeStats
 }
 
-// outputBufferSize is the size of the output's write buffer.
-const outputBufferSize = 256 << 10
-
-func newJSONLMerge(shards []Shard, w io.Writer, opts MergeOptions) *jsonlMerge {
-	m := &jsonlMerge{opts: opts, log: opts.Log, out: bufio.NewWriterSize(w, outputBufferSize),
-		disord: make([]int64, len(shards)), stats: MergeStats{Shards: len(shards)}}
-	if m.log == nil {
-		m.log = slog.New(slog.DiscardHandler)
+func newReport(shards []Shard, opts MergeOptions) report {
+	r := report{opts: opts, log: opts.Log, disord: make([]int64, len(shards)), stats: MergeStats{Shards: len(shards)}}
+	if r.log == nil {
+		r.log = slog.New(slog.DiscardHandler)
 	}
 	for _, s := range shards {
-		m.readers = append(m.readers, NewJSONLReader(s.R, s.Name))
-		m.names = append(m.names, s.Name)
+		r.names = append(r.names, s.Name)
 	}
-	return m
+	return r
 }
 
-func (m *jsonlMerge) run(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	sources := make([]Source[[]byte], len(m.readers))
-	for i, r := range m.readers {
-		sources[i] = &policySource{m: m, r: r}
-	}
-	err := Merge(sources, func(_ int, it Item[[]byte]) error { return m.emit(ctx, it.Record) }, m.onDisorder)
-	if ferr := m.out.Flush(); err == nil && ferr != nil {
-		err = &WriteError{Err: ferr}
-	}
-	return err
-}
-
-func (m *jsonlMerge) emit(ctx context.Context, rec []byte) error {
-	m.out.Write(rec)
-	if err := m.out.WriteByte('\n'); err != nil {
-		return &WriteError{Err: err}
-	}
-	m.stats.Written++
-	if m.stats.Written%ProgressEvery == 0 {
-		if m.opts.Progress != nil {
-			m.opts.Progress(m.stats.Written)
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// onDisorder is Merge's report of an out-of-order record of shard i.
-func (m *jsonlMerge) onDisorder(i int, key Key) {
-	m.reportDisorder(i, m.readers[i].Line(), key)
-}
-
-// reportDisorder counts the out-of-order record of shard i at line, and
-// logs it unless the shard's reports are used up.
-func (m *jsonlMerge) reportDisorder(i int, line int64, key Key) {
-	m.stats.OutOfOrder++
-	m.disord[i]++
-	limit := int64(m.opts.DisorderReports)
-	if limit == 0 {
-		limit = DefaultDisorderReports
-	}
-	n := m.disord[i]
-	if n <= limit {
-		m.log.Warn("out-of-order record, kept in its shard's order",
-			"at", fmt.Sprintf("%s:%d", m.names[i], line), "key", key.String())
-	}
-	if n == limit {
-		m.log.Warn("further out-of-order records of this shard are only counted", "shard", m.names[i])
-	}
-}
-
-// reject applies the policy to one bad line: nil when the merge goes on.
-func (m *jsonlMerge) reject(le *LineError) error {
-	if m.opts.OnError == cdc.Fail {
+// reject applies the policy to one bad line: nil when the merge goes on,
+// else the error that stops it.
+func (r *report) reject(le *LineError) error {
+	if r.opts.OnError == cdc.Fail {
+		le.Raw = bytes.Clone(le.Raw) // it pointed into a buffer
 		return le
 	}
 	rj := le.Reject()
-	m.log.Warn("rejected input", "error", rj.String())
-	if m.opts.OnError != cdc.Quarantine {
-		m.stats.Skipped++
+	r.log.Warn("rejected input", "error", rj.String())
+	if r.opts.OnError != cdc.Quarantine {
+		r.stats.Skipped++
 		return nil
 	}
-	if err := m.opts.Quarantine.Write(&rj); err != nil {
+	if err := r.opts.Quarantine.Write(&rj); err != nil {
 		return &WriteError{Quarantine: true, Err: err}
 	}
-	m.stats.Quarantined++
+	r.stats.Quarantined++
 	return nil
 }
 
-// policySource is a shard read through a JSONLReader, with the merge's
-// policy applied to the lines the reader rejects.
-type policySource struct {
-	m *jsonlMerge
-	r *JSONLReader
+// disorder counts the out-of-order record of shard i at line, and logs it
+// unless the shard's reports are used up.
+func (r *report) disorder(i int, line int64, key Key) {
+	r.stats.OutOfOrder++
+	r.disord[i]++
+	limit := int64(r.opts.DisorderReports)
+	if limit == 0 {
+		limit = DefaultDisorderReports
+	}
+	n := r.disord[i]
+	if n <= limit {
+		r.log.Warn("out-of-order record, kept in its shard's order",
+			"at", fmt.Sprintf("%s:%d", r.names[i], line), "key", key.String())
+	}
+	if n == limit {
+		r.log.Warn("further out-of-order records of this shard are only counted", "shard", r.names[i])
+	}
 }
 
-// Next implements Source.
-func (s *policySource) Next() (Key, []byte, error) {
-	for {
-		k, rec, err := s.r.Next()
-		var le *LineError
-		if !errors.As(err, &le) {
-			return k, rec, err
-		}
-		if err := s.m.reject(le); err != nil {
-			return k, nil, err
-		}
+// written counts one record written, and every ProgressEvery records
+// reports progress and checks ctx.
+func (r *report) written(ctx context.Context) error {
+	r.stats.Written++
+	if r.stats.Written%ProgressEvery != 0 {
+		return nil
 	}
+	if r.opts.Progress != nil {
+		r.opts.Progress(r.stats.Written)
+	}
+	return ctx.Err()
 }
