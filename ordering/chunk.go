@@ -23,7 +23,7 @@ type chunk struct {
 // An entry is one line of a chunk.
 type entry struct {
 	rec    []byte // the record: the line less its terminator (and BOM)
-	key    rawKey
+	key    mergeKey
 	line   int64
 	bad    *LineError // set when the line is not a usable record
 	disord bool       // key below the shard's previous record's
@@ -66,7 +66,7 @@ type shardReader struct {
 	head     []byte
 	// prev is the key of the shard's last record, for the order check;
 	// its digits are copied to prevSeq when its chunk is handed over.
-	prev    rawKey
+	prev    mergeKey
 	hasPrev bool
 	prevSeq []byte
 	empties int // Read calls in a row that returned nothing
@@ -194,20 +194,18 @@ func (r *shardReader) add(c *chunk, line []byte) {
 	if len(line) == 0 || line[0] != '{' && len(bytes.Trim(line, " \t\r")) == 0 {
 		return // blank
 	}
-	e := entry{rec: line, line: r.line}
-	var ok bool
-	if e.key, ok = r.keys.key(line); !ok {
-		k, err := recordKeySlow(line)
+	c.ents = append(c.ents, entry{rec: line, line: r.line})
+	e := &c.ents[len(c.ents)-1]
+	if !r.keys.key(line, &e.key) {
+		slow, err := recordKeySlow(line)
 		if err != nil {
 			e.bad = &LineError{Source: r.name, Line: r.line, Raw: line, Err: err}
-			c.ents = append(c.ents, e)
 			return
 		}
-		e.key = rawKeyOf(k)
+		e.key = mergeKeyOf(rawKeyOf(slow))
 	}
 	e.disord = r.hasPrev && e.key.compare(&r.prev) < 0
 	r.prev, r.hasPrev = e.key, true
-	c.ents = append(c.ents, e)
 }
 
 // keepPrev copies the last record's digits out of the chunk about to be

@@ -1,6 +1,9 @@
 package ordering
 
-import "bytes"
+import (
+	"bytes"
+	"encoding/binary"
+)
 
 // The key of a record without allocating: the merge's hot path. It covers
 // the shapes records have in practice (created_at as epoch seconds with an
@@ -15,20 +18,6 @@ import "bytes"
 type rawKey struct {
 	ts  Timestamp
 	seq []byte
-}
-
-// compare orders k and l as Key.Compare orders their Keys.
-func (k *rawKey) compare(l *rawKey) int {
-	if c := k.ts.Compare(l.ts); c != 0 {
-		return c
-	}
-	switch {
-	case len(k.seq) < len(l.seq):
-		return -1
-	case len(k.seq) > len(l.seq):
-		return 1
-	}
-	return bytes.Compare(k.seq, l.seq)
 }
 
 // key returns k as a Key (a copy of the digits).
@@ -51,13 +40,27 @@ func fastRecordKey(rec []byte) (k rawKey, ok bool) {
 // keyOfFields returns the key given by a valid record's key fields, as
 // recordKeySlow reads it, when they are in a common shape.
 func keyOfFields(f *keyFields) (k rawKey, ok bool) {
-	if f.hasMeta && !f.metaObj {
+	at, seq, ok := keyValues(f)
+	if !ok {
 		return k, false
 	}
-	at, seq := f.meta[0], f.meta[1]
+	if k.ts, ok = fastTimestamp(at); !ok {
+		return k, false
+	}
+	k.seq, ok = fastSeqNum(seq)
+	return k, ok
+}
+
+// keyValues picks the raw created_at and sequence number from a record's
+// key fields, as recordKeySlow does; ok is false where that one fails.
+func keyValues(f *keyFields) (at, seq []byte, ok bool) {
+	if f.hasMeta && !f.metaObj {
+		return nil, nil, false
+	}
+	at, seq = f.meta[0], f.meta[1]
 	if at == nil || seq == nil {
 		if f.hasDyn && !f.dynObj {
-			return k, false
+			return nil, nil, false
 		}
 		if at == nil {
 			at = f.dyn[0]
@@ -66,14 +69,10 @@ func keyOfFields(f *keyFields) (k rawKey, ok bool) {
 			seq = f.dyn[1]
 		}
 		if at == nil || seq == nil {
-			return k, false
+			return nil, nil, false
 		}
 	}
-	if k.ts, ok = fastTimestamp(at); !ok {
-		return k, false
-	}
-	k.seq, ok = fastSeqNum(seq)
-	return k, ok
+	return at, seq, true
 }
 
 // plainText returns what the JSON number or escape-free string raw stands
@@ -95,18 +94,31 @@ func plainText(raw []byte) ([]byte, bool) {
 // digits, as ParseSeqNum does.
 func fastSeqNum(raw []byte) ([]byte, bool) {
 	text, ok := plainText(raw)
-	if !ok || len(text) == 0 {
+	if !ok || len(text) == 0 || !allDigits(text) {
 		return nil, false
-	}
-	for _, c := range text {
-		if c < '0' || c > '9' {
-			return nil, false
-		}
 	}
 	for len(text) > 0 && text[0] == '0' {
 		text = text[1:]
 	}
 	return text, true
+}
+
+// allDigits reports whether every byte of b is an ASCII digit, eight at a
+// time: a byte is a digit when neither it, nor it less '0', nor it plus
+// (0x7f - '9') has its top bit set.
+func allDigits(b []byte) bool {
+	for ; len(b) >= 8; b = b[8:] {
+		w := binary.LittleEndian.Uint64(b)
+		if (w|(w-lanes*'0')|(w+lanes*(0x7f-'9')))&tops != 0 {
+			return false
+		}
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // fastTimestamp reads created_at given as a JSON number or an escape-free

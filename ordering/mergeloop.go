@@ -31,7 +31,7 @@ type jsonlMerge struct {
 	inputs    []Shard
 	chunkSize int // 0: chunkSizeFor(len(inputs)); tests set it small
 	shards    []*cursor
-	heads     []*cursor // min-heap of the shards with a head, by (key, clock)
+	heads     *loserTree // the shards' heads, by (key, clock)
 	clock     uint64
 	stop      chan struct{} // closed when the merge ends: readers stop
 	wg        sync.WaitGroup
@@ -40,21 +40,18 @@ type jsonlMerge struct {
 
 // cursor is the merge's place in one shard.
 type cursor struct {
-	idx   int
-	in    <-chan *chunk
-	free  chan<- *chunk
-	c     *chunk // the chunk being merged
-	next  int    // its next entry
-	head  *entry // the shard's record competing in the heap; nil when none
-	clock uint64 // the head's arrival clock
-}
-
-// cursorBefore orders shards by their heads.
-func cursorBefore(a, b *cursor) bool {
-	if c := a.head.key.compare(&b.head.key); c != 0 {
-		return c < 0
-	}
-	return a.clock < b.clock
+	idx  int
+	in   <-chan *chunk
+	free chan<- *chunk
+	c    *chunk // the chunk being merged
+	next int    // its next entry
+	// The shard's head, the record competing in the loser tree, with its
+	// key and arrival clock copied here: the tree's comparisons read only
+	// the cursors, not entries spread over the chunks.
+	head  bool
+	key   mergeKey
+	clock uint64
+	rec   []byte
 }
 
 func newMerge(shards []Shard, opts MergeOptions) *jsonlMerge {
@@ -109,14 +106,14 @@ func (m *jsonlMerge) merge(ctx context.Context) error {
 		if err := m.advance(ctx, s); err != nil {
 			return err
 		}
-		if s.head != nil {
-			m.heads = append(m.heads, s)
-			heapUp(m.heads, len(m.heads)-1, cursorBefore)
-		}
 	}
-	for len(m.heads) > 0 {
-		s := m.heads[0]
-		if err := m.out.appendLine(s.head.rec); err != nil {
+	m.heads = newLoserTree(m.shards)
+	for {
+		s := m.heads.winner()
+		if s == nil {
+			return nil
+		}
+		if err := m.out.appendLine(s.rec); err != nil {
 			return err
 		}
 		if err := m.written(ctx); err != nil {
@@ -125,19 +122,14 @@ func (m *jsonlMerge) merge(ctx context.Context) error {
 		if err := m.advance(ctx, s); err != nil {
 			return err
 		}
-		if s.head != nil {
-			heapDown(m.heads, 0, cursorBefore)
-		} else {
-			m.heads = heapPop(m.heads, cursorBefore)
-		}
+		m.heads.replay()
 	}
-	return nil
 }
 
 // advance makes the shard's next record its head, applying the policy to
-// the bad lines before it; at the shard's end the head is nil.
+// the bad lines before it; at the shard's end it has no head.
 func (m *jsonlMerge) advance(ctx context.Context, s *cursor) error {
-	s.head = nil
+	s.head = false
 	for {
 		if s.c != nil && s.next < len(s.c.ents) {
 			e := &s.c.ents[s.next]
@@ -149,7 +141,7 @@ func (m *jsonlMerge) advance(ctx context.Context, s *cursor) error {
 				continue
 			}
 			m.clock++
-			s.head, s.clock = e, m.clock
+			s.head, s.clock, s.key, s.rec = true, m.clock, e.key, e.rec
 			if e.disord {
 				m.disorder(s.idx, e.line, e.key.key())
 			}

@@ -16,9 +16,8 @@ import (
 // can stand in for another anywhere in JSON's grammar. Its key fields are
 // in the same cuts as those of the record the shape came from. Matching
 // costs a comparison of the literal runs (memequal) and a scan of each
-// scalar, instead of a walk over every byte of the structure: the
-// difference, on the 2-core development machine, between about 600 and
-// 150 ns for a 200-byte record (BenchmarkRecordKey).
+// scalar, instead of a walk over every byte of the structure
+// (BenchmarkRecordKey compares the two).
 //
 // A record that matches no shape takes scanRecord's full walk; if valid,
 // it becomes a shape itself, unless the shapes learnt lately went unused
@@ -33,29 +32,28 @@ const maxShapeSlots = 64
 // first.
 const shapesKept = 4
 
-// A shape is the skeleton of a valid record.
+// A shape is the skeleton of a valid record: literal text and cuts, in
+// turn, then a last literal.
 type shape struct {
-	text  []byte     // the record it came from (a copy)
-	cuts  [][2]int32 // start and end of each scalar value in text
-	field []uint8    // per cut: which key field it holds (fieldNone, or fieldMetaAt...)
-	f     keyFields  // the record's key fields, less their values
-	hits  int
+	parts []shapePart
+	tail  []byte
+	// at and seq are the cuts that hold created_at and the sequence
+	// number, as keyValues picks them.
+	at, seq int
+	hits    int
 }
 
-// What a cut of a shape holds.
-const (
-	fieldNone uint8 = iota
-	fieldMetaAt
-	fieldMetaSeq
-	fieldDynAt
-	fieldDynSeq
-)
+// A shapePart is the literal text before a cut.
+type shapePart struct{ lit []byte }
 
-// learnShape returns the shape of rec, a record scanRecord accepted with
-// key fields f, or nil when its key fields are not all scalar values or it
-// has too many values.
-func learnShape(rec []byte, f keyFields) *shape {
-	s := &shape{text: append([]byte(nil), rec...)}
+// learnShape returns the shape of rec, a record scanRecord accepted whose
+// created_at and sequence number (as keyValues picks them) are at and seq,
+// two slices of rec; nil when either is an object or array, or rec has
+// too many values.
+func learnShape(rec, at, seq []byte) *shape {
+	text := append([]byte(nil), rec...) // the parts' literals point into it
+	s := &shape{at: -1, seq: -1}
+	prev := 0
 	for i := 0; i < len(rec); {
 		c := rec[i]
 		var end int
@@ -76,72 +74,52 @@ func learnShape(rec []byte, f keyFields) *shape {
 			i++
 			continue
 		}
-		if len(s.cuts) == maxShapeSlots {
+		if len(s.parts) == maxShapeSlots {
 			return nil
 		}
-		s.cuts = append(s.cuts, [2]int32{int32(i), int32(end)})
-		s.field = append(s.field, fieldOf(rec, i, end, f))
-		i = end
-	}
-	s.f = f
-	s.f.meta, s.f.dyn = members{}, members{}
-	for _, v := range [...][]byte{f.meta[0], f.meta[1], f.dyn[0], f.dyn[1]} {
-		if v != nil && !s.hasCut(rec, v) {
-			return nil // a key field is an object or array
+		switch {
+		case sameSlice(rec[i:end], at):
+			s.at = len(s.parts)
+		case sameSlice(rec[i:end], seq):
+			s.seq = len(s.parts)
 		}
+		s.parts = append(s.parts, shapePart{lit: text[prev:i]})
+		prev, i = end, end
+	}
+	s.tail = text[prev:]
+	if s.at < 0 || s.seq < 0 {
+		return nil // a key field is an object or array
 	}
 	return s
 }
 
-// fieldOf says which of f's values, if any, is rec[start:end].
-func fieldOf(rec []byte, start, end int, f keyFields) uint8 {
-	at := func(v []byte) bool { return len(v) == end-start && len(v) > 0 && &v[0] == &rec[start] }
-	switch {
-	case at(f.meta[0]):
-		return fieldMetaAt
-	case at(f.meta[1]):
-		return fieldMetaSeq
-	case at(f.dyn[0]):
-		return fieldDynAt
-	case at(f.dyn[1]):
-		return fieldDynSeq
-	}
-	return fieldNone
+// sameSlice reports whether a and b are the same bytes of one array.
+func sameSlice(a, b []byte) bool {
+	return len(a) == len(b) && len(a) > 0 && &a[0] == &b[0]
 }
 
-// hasCut reports whether the value v, a slice of rec, is one of the cuts.
-func (s *shape) hasCut(rec, v []byte) bool {
-	for i, c := range s.cuts {
-		if int(c[1]-c[0]) == len(v) && &rec[c[0]] == &v[0] {
-			return s.field[i] != fieldNone
-		}
-	}
-	return false
-}
-
-// match reports whether rec has shape s, and then sets *f to its key
-// fields.
-func (s *shape) match(rec []byte, f *keyFields) bool {
-	*f = s.f
-	pos, prev := 0, 0
-	for k, c := range s.cuts {
-		lit := s.text[prev:c[0]]
+// match reports whether rec has shape s, and then returns its created_at
+// and sequence number values.
+func (s *shape) match(rec []byte) (at, seq []byte, ok bool) {
+	pos := 0
+	for k := range s.parts {
+		lit := s.parts[k].lit
 		if len(rec)-pos < len(lit) || string(rec[pos:pos+len(lit)]) != string(lit) {
-			return false
+			return nil, nil, false
 		}
 		pos += len(lit)
 		start := pos
-		var ok bool
 		if pos, ok = scanCut(rec, pos); !ok {
-			return false
+			return nil, nil, false
 		}
-		if s.field[k] != fieldNone {
-			f.set(s.field[k], rec[start:pos])
+		switch k {
+		case s.at:
+			at = rec[start:pos]
+		case s.seq:
+			seq = rec[start:pos]
 		}
-		prev = int(c[1])
 	}
-	lit := s.text[prev:]
-	return len(rec)-pos == len(lit) && string(rec[pos:]) == string(lit)
+	return at, seq, len(rec)-pos == len(s.tail) && string(rec[pos:]) == string(s.tail)
 }
 
 // scanCut is scanScalar with the common string (no escape) done in line:
@@ -170,20 +148,6 @@ func scanCut(b []byte, i int) (int, bool) {
 	return scanScalar(b, i)
 }
 
-// set sets the key field which to v.
-func (f *keyFields) set(which uint8, v []byte) {
-	switch which {
-	case fieldMetaAt:
-		f.meta[0] = v
-	case fieldMetaSeq:
-		f.meta[1] = v
-	case fieldDynAt:
-		f.dyn[0] = v
-	case fieldDynSeq:
-		f.dyn[1] = v
-	}
-}
-
 // scanScalar returns the index just past the string, number, true, false
 // or null starting at i.
 func scanScalar(b []byte, i int) (int, bool) {
@@ -206,10 +170,15 @@ func scanScalar(b []byte, i int) (int, bool) {
 	return i, false
 }
 
-// A keyScanner finds records' key fields, by shape when it can. The zero
+// A keyScanner finds records' keys, by shape when it can. The zero
 // keyScanner is ready; one is not safe for concurrent use (each shard
 // reader has its own).
 type keyScanner struct {
+	// lastAt and lastTS are the last created_at read and its value:
+	// consecutive records often share it, and comparing is cheaper than
+	// parsing.
+	lastAt  []byte
+	lastTS  Timestamp
 	shapes  [shapesKept]*shape
 	misses  int // records in a row that matched no shape
 	backoff int // misses to wait before learning again
@@ -218,37 +187,41 @@ type keyScanner struct {
 // maxBackoff bounds how many records may go by between two learnings.
 const maxBackoff = 1024
 
-// fields sets *f to the key fields of rec as scanRecord finds them, and
-// reports whether rec is valid (false also when too deep for scanRecord).
-func (ks *keyScanner) fields(rec []byte, f *keyFields) bool {
+// values returns rec's created_at and sequence number values as
+// scanRecord and keyValues find them; ok is false when scanRecord or
+// keyValues fails.
+func (ks *keyScanner) values(rec []byte) (at, seq []byte, ok bool) {
 	for i, s := range ks.shapes {
 		if s == nil {
 			break
 		}
-		if s.match(rec, f) {
+		if at, seq, ok = s.match(rec); ok {
 			s.hits++
 			if i > 0 { // most recently matched first
 				copy(ks.shapes[1:i+1], ks.shapes[:i])
 				ks.shapes[0] = s
 			}
 			ks.misses, ks.backoff = 0, 0
-			return true
+			return at, seq, true
 		}
 	}
-	var ok bool
-	if *f, ok = scanRecord(rec); !ok {
-		return false
+	f, ok := scanRecord(rec)
+	if !ok {
+		return nil, nil, false
+	}
+	if at, seq, ok = keyValues(&f); !ok {
+		return nil, nil, false
 	}
 	if ks.misses++; ks.misses > ks.backoff {
-		ks.learn(rec, *f)
+		ks.learn(rec, at, seq)
 	}
-	return true
+	return at, seq, true
 }
 
 // learn makes rec's shape the first, dropping the last; if that one never
 // matched, learning backs off.
-func (ks *keyScanner) learn(rec []byte, f keyFields) {
-	s := learnShape(rec, f)
+func (ks *keyScanner) learn(rec, at, seq []byte) {
+	s := learnShape(rec, at, seq)
 	if s == nil {
 		return
 	}
@@ -260,11 +233,24 @@ func (ks *keyScanner) learn(rec []byte, f keyFields) {
 	ks.shapes[0] = s
 }
 
-// key returns rec's key as fastRecordKey does.
-func (ks *keyScanner) key(rec []byte) (rawKey, bool) {
-	var f keyFields
-	if !ks.fields(rec, &f) {
-		return rawKey{}, false
+// key sets *k to rec's key as fastRecordKey finds it; false when
+// fastRecordKey would decline.
+func (ks *keyScanner) key(rec []byte, k *mergeKey) bool {
+	at, seq, ok := ks.values(rec)
+	if !ok {
+		return false
 	}
-	return keyOfFields(&f)
+	ts := ks.lastTS
+	if string(at) != string(ks.lastAt) {
+		if ts, ok = fastTimestamp(at); !ok {
+			return false
+		}
+		ks.lastAt, ks.lastTS = append(ks.lastAt[:0], at...), ts
+	}
+	digits, ok := fastSeqNum(seq)
+	if !ok {
+		return false
+	}
+	k.set(ts, digits)
+	return true
 }

@@ -10,29 +10,38 @@ import (
 )
 
 // checkShape learns the shape of a and matches b against it: a record that
-// matches must be one scanRecord accepts, with the same key fields.
+// matches must be one scanRecord accepts, with the key values keyValues
+// picks.
 func checkShape(t interface{ Fatalf(string, ...any) }, a, b []byte) {
 	fa, ok := scanRecord(a)
 	if !ok {
 		return
 	}
-	s := learnShape(a, fa)
+	at, seq, ok := keyValues(&fa)
+	if !ok {
+		return
+	}
+	s := learnShape(a, at, seq)
 	if s == nil {
 		return
 	}
-	var g keyFields
-	if !s.match(a, &g) || !sameFields(g, fa) {
-		t.Fatalf("%q does not match its own shape (fields %+v, want %+v)", a, g, fa)
+	if gotAt, gotSeq, ok := s.match(a); !ok || !sameSlice(gotAt, at) || !sameSlice(gotSeq, seq) {
+		t.Fatalf("%q does not match its own shape (%q %q, want %q %q)", a, gotAt, gotSeq, at, seq)
 	}
-	if !s.match(b, &g) {
+	gotAt, gotSeq, ok := s.match(b)
+	if !ok {
 		return
 	}
 	if !json.Valid(b) {
 		t.Fatalf("%q matches the shape of %q but is not valid JSON", b, a)
 	}
 	fb, ok := scanRecord(b)
-	if !ok || !sameFields(g, fb) {
-		t.Fatalf("%q matches the shape of %q with fields %+v; scanRecord says %+v, %v", b, a, g, fb, ok)
+	if !ok {
+		t.Fatalf("%q matches the shape of %q, scanRecord refuses it", b, a)
+	}
+	wantAt, wantSeq, ok := keyValues(&fb)
+	if !ok || !sameSlice(gotAt, wantAt) || !sameSlice(gotSeq, wantSeq) {
+		t.Fatalf("%q matches the shape of %q with values %q %q; scanRecord finds %q %q (%v)", b, a, gotAt, gotSeq, wantAt, wantSeq, ok)
 	}
 }
 
@@ -80,7 +89,9 @@ func TestShapeMatchesRecordsOfTheSameSkeleton(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		sk := rapid.SampledFrom(skeletons).Draw(t, "skeleton")
 		var ks keyScanner
+		var k mergeKey
 		scalarShape := false // shapes[0] came from a record of scalars only
+		var first []byte     // the record shapes[0] came from
 		for i := range 8 {
 			vals := make([]any, 5)
 			valid := true
@@ -90,22 +101,24 @@ func TestShapeMatchesRecordsOfTheSameSkeleton(t *testing.T) {
 				vals[j] = v
 			}
 			rec := []byte(fmt.Sprintf(sk, vals...))
-			var f keyFields
-			matched := ks.shapes[0] != nil && ks.shapes[0].match(rec, &f)
+			var matched bool
+			if ks.shapes[0] != nil {
+				_, _, matched = ks.shapes[0].match(rec)
+			}
 			if scalarShape && valid && !matched {
-				t.Fatalf("%s does not match the shape of %s", rec, ks.shapes[0].text)
+				t.Fatalf("%s does not match the shape of %s", rec, first)
 			}
 			if matched {
-				checkShape(t, ks.shapes[0].text, rec)
+				checkShape(t, first, rec)
 			}
 			before := ks.shapes[0]
-			got, ok := ks.key(rec)
+			ok := ks.key(rec, &k)
 			if ks.shapes[0] != before {
-				scalarShape = valid
+				scalarShape, first = valid, rec
 			}
 			want, err := recordKeySlow(rec)
-			if ok && (err != nil || got.key() != want) {
-				t.Fatalf("%s: key %v by shape, slow path %v, %v", rec, got.key(), want, err)
+			if ok && (err != nil || k.key() != want) {
+				t.Fatalf("%s: key %v by shape, slow path %v, %v", rec, k.key(), want, err)
 			}
 		}
 	})
@@ -115,11 +128,12 @@ func TestShapeMatchesRecordsOfTheSameSkeleton(t *testing.T) {
 // stops learning one for each record.
 func TestKeyScannerBacksOff(t *testing.T) {
 	var ks keyScanner
+	var k mergeKey
 	learnt := 0
 	for i := range 2000 {
 		rec := fmt.Sprintf(`{"meta":{"created_at":1,"sequence_number":"1"},"k%d":1}`, i)
 		first := ks.shapes[0]
-		if _, ok := ks.key([]byte(rec)); !ok {
+		if !ks.key([]byte(rec), &k) {
 			t.Fatal("declined")
 		}
 		if ks.shapes[0] != first {
@@ -132,10 +146,9 @@ func TestKeyScannerBacksOff(t *testing.T) {
 	// A shape that repeats is learnt again, and then matched.
 	rec := []byte(`{"meta":{"created_at":1,"sequence_number":"1"},"same":1}`)
 	for range maxBackoff + 2 {
-		ks.key(rec)
+		ks.key(rec, &k)
 	}
-	var f keyFields
-	if !ks.shapes[0].match(rec, &f) {
+	if _, _, ok := ks.shapes[0].match(rec); !ok {
 		t.Fatal("the repeating shape was not learnt")
 	}
 }
