@@ -85,9 +85,9 @@ func (p *shapePart) at(b []byte, i int) bool {
 		}
 		return (word(i)^p.w[0])&p.mask == 0
 	case n <= 16:
-		return word(i)^p.w[0]|word(i+n-8)^p.w[1] == 0
+		return (word(i)^p.w[0])|(word(i+n-8)^p.w[1]) == 0
 	case n <= 32:
-		return word(i)^p.w[0]|word(i+8)^p.w[1]|word(i+n-16)^p.w[2]|word(i+n-8)^p.w[3] == 0
+		return (word(i)^p.w[0])|(word(i+8)^p.w[1])|(word(i+n-16)^p.w[2])|(word(i+n-8)^p.w[3]) == 0
 	}
 	return string(b[i:i+n]) == string(p.lit)
 }
@@ -163,10 +163,11 @@ func (s *shape) match(rec []byte) (at, seq []byte, ok bool) {
 			case n < 8:
 				diff = (binary.LittleEndian.Uint64(w) ^ p.w[0]) & p.mask
 			case n <= 16:
-				diff = binary.LittleEndian.Uint64(w) ^ p.w[0] | binary.LittleEndian.Uint64(w[n-8:]) ^ p.w[1]
+				// (^ and | bind alike in Go: the parentheses matter)
+				diff = (binary.LittleEndian.Uint64(w) ^ p.w[0]) | (binary.LittleEndian.Uint64(w[n-8:]) ^ p.w[1])
 			default:
-				diff = binary.LittleEndian.Uint64(w) ^ p.w[0] | binary.LittleEndian.Uint64(w[8:]) ^ p.w[1] |
-					binary.LittleEndian.Uint64(w[n-16:]) ^ p.w[2] | binary.LittleEndian.Uint64(w[n-8:]) ^ p.w[3]
+				diff = (binary.LittleEndian.Uint64(w) ^ p.w[0]) | (binary.LittleEndian.Uint64(w[8:]) ^ p.w[1]) |
+					(binary.LittleEndian.Uint64(w[n-16:]) ^ p.w[2]) | (binary.LittleEndian.Uint64(w[n-8:]) ^ p.w[3])
 			}
 			if diff != 0 {
 				return nil, nil, false

@@ -152,3 +152,30 @@ func TestKeyScannerBacksOff(t *testing.T) {
 		t.Fatal("the repeating shape was not learnt")
 	}
 }
+
+// TestShapeLiteralDiffersAnywhere: a record that differs from its shape's
+// literal text in any one byte, for literals of every length up to past
+// the word-compared 32, does not match (both where the literal is
+// compared in line and where the record is too short for that).
+func TestShapeLiteralDiffersAnywhere(t *testing.T) {
+	for n := 1; n <= 40; n++ {
+		name := strings.Repeat("k", n)
+		for _, tail := range []string{"", `,"z":"` + strings.Repeat("z", 40) + `"`} {
+			rec := []byte(`{"meta":{"created_at":1,"sequence_number":"2"},"` + name + `":3` + tail + `}`)
+			f, _ := scanRecord(rec)
+			at, seq, _ := keyValues(&f)
+			s := learnShape(rec, at, seq)
+			if _, _, ok := s.match(rec); !ok {
+				t.Fatalf("%s does not match its own shape", rec)
+			}
+			start := strings.Index(string(rec), name)
+			for i := start - 3; i < start+n+2; i++ { // the literal `"},"kkk":`, less its first bytes
+				bad := append([]byte(nil), rec...)
+				bad[i] ^= 0x01
+				if _, _, ok := s.match(bad); ok {
+					t.Fatalf("literal of %d bytes, byte %d changed: %s still matches", n, i, bad)
+				}
+			}
+		}
+	}
+}
