@@ -123,14 +123,27 @@ func lineGen(shard int) *rapid.Generator[string] {
 		}
 		pad := strings.Repeat("p", rapid.SampledFrom([]int{0, 3, 40, 300}).Draw(t, "pad"))
 		id := rapid.IntRange(0, 1<<20).Draw(t, "id")
+		var line string
 		switch rapid.IntRange(0, 4).Draw(t, "layout") {
 		case 0:
-			return fmt.Sprintf(`{"dynamodb":{"ApproximateCreationDateTime":%s,"SequenceNumber":%s},"id":"%d-%d","pad":"%s"}`, at, seq, shard, id, pad)
+			line = fmt.Sprintf(`{"dynamodb":{"ApproximateCreationDateTime":%s,"SequenceNumber":%s},"id":"%d-%d","pad":"%s"}`, at, seq, shard, id, pad)
 		case 1:
-			return fmt.Sprintf(` { "id" : "%d-%d" , "meta" : { "sequence_number" : %s , "created_at" : %s } , "s" : "\u00e9\n\"\xff" } `, shard, id, seq, at)
+			line = fmt.Sprintf(` { "id" : "%d-%d" , "meta" : { "sequence_number" : %s , "created_at" : %s } , "s" : "\u00e9\n\"\xff" } `, shard, id, seq, at)
 		default:
-			return fmt.Sprintf(`{"meta":{"created_at":%s,"sequence_number":%s},"id":"%d-%d","pad":"%s","n":[1,-2.5e3,true,null,{}]}`, at, seq, shard, id, pad)
+			line = fmt.Sprintf(`{"meta":{"created_at":%s,"sequence_number":%s},"id":"%d-%d","pad":"%s","n":[1,-2.5e3,true,null,{}]}`, at, seq, shard, id, pad)
 		}
+		if rapid.IntRange(0, 9).Draw(t, "mutate") == 0 {
+			// one byte changed, dropped or added: mostly bad, and the
+			// same shape as good records but for that byte
+			i := rapid.IntRange(0, len(line)-1).Draw(t, "at byte")
+			c := rapid.SampledFrom([]string{"", "x", `"`, `\`, "{", "}", ",", ":", "1", "\x01", " "}).Draw(t, "byte")
+			drop := 1
+			if rapid.Bool().Draw(t, "insert") {
+				drop = 0
+			}
+			line = line[:i] + c + line[i+drop:]
+		}
+		return line
 	})
 }
 
