@@ -2,8 +2,10 @@ package ordering
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -58,39 +60,51 @@ func BenchmarkMerge(b *testing.B) {
 	}
 }
 
-// BenchmarkMergeJSONL measures what cdclog merge does per record: read a
-// JSON Lines record of about 200 bytes, extract and parse its key, merge.
-// One op is one record.
+// benchShardFiles returns k sorted JSON Lines shards of n records in all,
+// records of about 200 bytes like scripts/bench-merge's.
+func benchShardFiles(k, n int) (files [][]byte, size int) {
+	keys := benchKeys(k, n/k+1)
+	for i, shard := range keys {
+		var buf bytes.Buffer
+		for j, key := range shard {
+			fmt.Fprintf(&buf, `{"meta":{"created_at":%s,"sequence_number":"%s"},"eventID":"%d-%d","eventName":"MODIFY","dynamodb":{"Keys":{"id":{"S":"user-%d"}},"NewImage":{"id":{"S":"user-%d"},"n":{"N":"%d"}}}}`+"\n",
+				key.CreatedAt, key.Seq, i, j, j%977, j%977, j%10007)
+		}
+		files = append(files, buf.Bytes())
+		size += buf.Len()
+	}
+	return files, size
+}
+
+// BenchmarkMergeJSONL measures cdclog merge's library function, MergeJSONL,
+// from shards in memory to io.Discard: its readers' parsing, the merge and
+// the output's copying. "reference" is the path before it (one goroutine,
+// JSONLReader with encoding/json's validation, Merge, a bufio.Writer), kept
+// as the tests' model. One op is one record.
 func BenchmarkMergeJSONL(b *testing.B) {
-	for _, k := range benchShardCounts {
-		b.Run(fmt.Sprintf("shards=%d", k), func(b *testing.B) {
-			keys := benchKeys(k, b.N/k+1)
-			files := make([][]byte, k)
-			size := 0
-			for i, shard := range keys {
-				var buf bytes.Buffer
-				for j, key := range shard {
-					fmt.Fprintf(&buf, `{"eventID":"%d-%d","eventName":"MODIFY","meta":{"created_at":%s,"sequence_number":"%s"},"dynamodb":{"Keys":{"id":{"S":"user-%d"}}}}`+"\n",
-						i, j, key.CreatedAt, key.Seq, j%977)
+	for _, k := range []int{2, 16} {
+		for _, impl := range []string{"fast", "reference"} {
+			b.Run(fmt.Sprintf("shards=%d/%s", k, impl), func(b *testing.B) {
+				files, size := benchShardFiles(k, max(b.N, 1000))
+				shards := make([]Shard, k)
+				for i := range shards {
+					shards[i] = Shard{Name: fmt.Sprint(i), R: bytes.NewReader(files[i])}
 				}
-				files[i] = buf.Bytes()
-				size += buf.Len()
-			}
-			sources := make([]Source[[]byte], k)
-			for i := range sources {
-				sources[i] = NewJSONLReader(bytes.NewReader(files[i]), fmt.Sprint(i))
-			}
-			n := 0
-			b.ReportAllocs()
-			b.ResetTimer()
-			err := Merge(sources, func(int, Item[[]byte]) error { n++; return nil }, nil)
-			b.StopTimer()
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "records/s")
-			b.ReportMetric(float64(size)/float64(n), "bytes/record")
-		})
+				merge := MergeJSONL
+				if impl == "reference" {
+					merge = mergeJSONLReference
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				st, err := merge(context.Background(), shards, io.Discard, MergeOptions{})
+				b.StopTimer()
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(st.Written)/b.Elapsed().Seconds(), "records/s")
+				b.ReportMetric(float64(size)/float64(st.Written), "bytes/record")
+			})
+		}
 	}
 }
 
