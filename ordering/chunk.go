@@ -134,6 +134,12 @@ func growLine(buf []byte) []byte {
 // goes, its first bytes kept in r.head.
 func (r *shardReader) split(c *chunk, from int) int {
 	for {
+		if !r.skipping && r.line > 0 {
+			if next, ok := r.addShaped(c, from); ok {
+				from = next
+				continue
+			}
+		}
 		nl := bytes.IndexByte(c.buf[from:], '\n')
 		if nl < 0 {
 			break
@@ -206,6 +212,24 @@ func (r *shardReader) add(c *chunk, line []byte) {
 	}
 	e.disord = r.hasPrev && e.key.compare(&r.prev) < 0
 	r.prev, r.hasPrev = e.key, true
+}
+
+// addShaped adds the line at from if it is a record of the shard's first
+// shape, found and checked in one pass; it returns where the next line
+// starts. Otherwise it adds nothing, and split finds the line itself.
+func (r *shardReader) addShaped(c *chunk, from int) (next int, ok bool) {
+	c.ents = append(c.ents, entry{})
+	e := &c.ents[len(c.ents)-1]
+	end, next, ok := r.keys.lineAt(c.buf, from, &e.key)
+	if !ok || end-from > MaxLineSize {
+		c.ents = c.ents[:len(c.ents)-1]
+		return 0, false
+	}
+	r.line++
+	e.rec, e.line = c.buf[from:end], r.line
+	e.disord = r.hasPrev && e.key.compare(&r.prev) < 0
+	r.prev, r.hasPrev = e.key, true
+	return next, true
 }
 
 // keepPrev copies the last record's digits out of the chunk about to be
