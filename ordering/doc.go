@@ -44,6 +44,33 @@
 // (a few per shard, then only counts them) and returns MergeStats and typed
 // errors (*LineError, *ReadError, *WriteError).
 //
+// # How MergeJSONL is fast
+//
+// It gives exactly what Merge over JSONLReaders gives (the same records in
+// the same order, the same errors, logs and quarantine: the tests hold it
+// to that path, kept as their reference), at several times the speed:
+//
+//   - A goroutine per shard reads it in chunks of lines (256 KiB) and finds
+//     each record's key ahead of the merge, a few chunks ahead, so shards
+//     are parsed in parallel and memory stays a few chunks per shard. The
+//     merge meets each chunk's bad lines and out-of-order records where
+//     Merge would, so the policy and the reports are applied in the same
+//     order.
+//   - No encoding/json on the way: a purpose-built validator (validate.go)
+//     walks a record once and notes the key fields as it goes, and what it
+//     accepts json.Valid accepts; anything it does not take (invalid JSON,
+//     an unusual key) goes to the slow path, which says exactly why.
+//   - Shapes (shape.go): a shard's records are nearly always alike, and a
+//     record that is the literal text of an earlier one with other scalar
+//     values in place of its values is valid JSON, its key fields in the
+//     same places. Checking that is a comparison of a few words and a scan
+//     of each value, not a walk over every byte.
+//   - Keys are read from the bytes without allocating (created_at parsed
+//     only when it changes), packed for comparison (mergekey.go), and
+//     merged in a loser tree: one comparison per level.
+//   - Records are copied as they are into big buffers that another
+//     goroutine writes: no allocation per record anywhere.
+//
 // # Unsorted shards
 //
 // A shard is expected to be in key order. When it is not, its own order
