@@ -33,20 +33,36 @@ func mergeKeyOf(k rawKey) mergeKey {
 // set makes a the key of created_at ts and the canonical digits seq (which
 // it keeps).
 func (a *mergeKey) set(ts Timestamp, seq []byte) {
-	var pad [packedDigits]byte
-	copy(pad[:], seq)
 	a.sec, a.nsec, a.n, a.seq = ts.sec, ts.nsec, int32(len(seq)), seq
-	a.hi = uint64(pack8(pad[0:]))<<32 | uint64(pack8(pad[8:]))
-	a.lo = uint64(pack8(pad[16:]))<<32 | uint64(pack8(pad[24:]))
+	a.hi = uint64(pack8(digitWord(seq, 0)))<<32 | uint64(pack8(digitWord(seq, 8)))
+	a.lo = uint64(pack8(digitWord(seq, 16)))<<32 | uint64(pack8(digitWord(seq, 24)))
 }
 
-// pack8 packs the eight ASCII digits (or zero bytes) at the start of b into
-// 32 bits, the first digit in the top four: nibbles are pulled together
-// in pairs, then pairs of pairs, inside one word.
-func pack8(b []byte) uint32 {
-	d := binary.LittleEndian.Uint64(b) & (lanes * 0x0f) // byte i: digit i
-	d = (d<<4 | d>>8) & 0x00ff00ff00ff00ff              // 16-bit lane j: digits 2j, 2j+1
-	d = (d<<8 | d>>16) & 0x0000ffff0000ffff             // 32-bit lane k: digits 4k..4k+3
+// digitWord returns the eight digits of seq from i as a little-endian word,
+// zero bytes past seq's end; for a word that ends inside seq it loads the
+// last eight bytes and shifts, rather than copy seq to a padded buffer.
+func digitWord(seq []byte, i int) uint64 {
+	switch n := len(seq) - i; {
+	case n >= 8:
+		return binary.LittleEndian.Uint64(seq[i:])
+	case n <= 0:
+		return 0
+	case len(seq) >= 8:
+		return binary.LittleEndian.Uint64(seq[len(seq)-8:]) >> (8 * (8 - n))
+	default:
+		var pad [8]byte
+		copy(pad[:], seq[i:])
+		return binary.LittleEndian.Uint64(pad[:])
+	}
+}
+
+// pack8 packs the eight ASCII digits (or zero bytes) of the little-endian
+// word w into 32 bits, the first digit in the top four: nibbles are pulled
+// together in pairs, then pairs of pairs, inside one word.
+func pack8(w uint64) uint32 {
+	d := w & (lanes * 0x0f)                 // byte i: digit i
+	d = (d<<4 | d>>8) & 0x00ff00ff00ff00ff  // 16-bit lane j: digits 2j, 2j+1
+	d = (d<<8 | d>>16) & 0x0000ffff0000ffff // 32-bit lane k: digits 4k..4k+3
 	return uint32(d<<16 | d>>32)
 }
 

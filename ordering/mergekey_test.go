@@ -1,6 +1,7 @@
 package ordering
 
 import (
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"strings"
@@ -24,7 +25,7 @@ func TestPack8(t *testing.T) {
 			for _, fill := range []byte{'0', '9', 0} {
 				b := []byte(strings.Repeat(string(fill), 8))
 				b[place] = d
-				if got, want := pack8(b), loop(b); got != want {
+				if got, want := pack8(binary.LittleEndian.Uint64(b)), loop(b); got != want {
 					t.Fatalf("pack8(%q) = %#x, want %#x", b, got, want)
 				}
 			}
@@ -106,4 +107,19 @@ func TestLoserTreeFindsTheFirstHead(t *testing.T) {
 			lt.replay()
 		}
 	})
+}
+
+// TestDigitWordPadsWithZeros: the words digitWord loads are those of the
+// digits copied to a zero-filled buffer, for every length and offset.
+func TestDigitWordPadsWithZeros(t *testing.T) {
+	for n := 0; n <= 40; n++ {
+		seq := []byte("1234567890123456789012345678901234567890"[:n])
+		var pad [48]byte
+		copy(pad[:], seq)
+		for _, i := range []int{0, 8, 16, 24} {
+			if got, want := digitWord(seq, i), binary.LittleEndian.Uint64(pad[i:]); got != want {
+				t.Fatalf("digitWord(%q, %d) = %#x, want %#x", seq, i, got, want)
+			}
+		}
+	}
 }

@@ -185,14 +185,18 @@ func (s *shape) matchAt(rec []byte, pos int) (end int, at, seq []byte, ok bool) 
 			// a string: to the first quote, backslash or control
 			// character; only a quote ends it here
 			j := pos + 1
-			for ; j+8 <= len(rec); j += 8 {
+			for {
+				if j+8 > len(rec) {
+					for j < len(rec) && rec[j] != '"' && rec[j] != '\\' && rec[j] >= 0x20 {
+						j++
+					}
+					break
+				}
 				if m := stringStops(binary.LittleEndian.Uint64(rec[j:])); m != 0 {
 					j += bits.TrailingZeros64(m) >> 3
 					break
 				}
-			}
-			for j < len(rec) && rec[j] != '"' && rec[j] != '\\' && rec[j] >= 0x20 {
-				j++
+				j += 8
 			}
 			if j < len(rec) && rec[j] == '"' {
 				pos = j + 1
