@@ -104,12 +104,10 @@ func fastSeqNum(raw []byte) ([]byte, bool) {
 }
 
 // allDigits reports whether every byte of b is an ASCII digit, eight at a
-// time: a byte is a digit when neither it, nor it less '0', nor it plus
-// (0x7f - '9') has its top bit set.
+// time (see nonDigits).
 func allDigits(b []byte) bool {
 	for ; len(b) >= 8; b = b[8:] {
-		w := binary.LittleEndian.Uint64(b)
-		if (w|(w-lanes*'0')|(w+lanes*(0x7f-'9')))&tops != 0 {
+		if nonDigits(binary.LittleEndian.Uint64(b)) != 0 {
 			return false
 		}
 	}

@@ -253,3 +253,34 @@ func TestStringStops(t *testing.T) {
 		}
 	}
 }
+
+// TestNonDigits checks the SWAR digit test for every byte value in every
+// lane, behind digits and behind other bytes: the lowest lane it marks is
+// the first byte that is not a digit.
+func TestNonDigits(t *testing.T) {
+	for lane := range 8 {
+		for c := range 256 {
+			for _, fill := range []byte{'5', 0xff, 0x00, '/', ':'} {
+				w := [8]byte{'0', '1', '2', '3', '4', '5', '6', '7'}
+				for i := lane + 1; i < 8; i++ {
+					w[i] = fill
+				}
+				w[lane] = byte(c)
+				want := -1
+				for i, b := range w {
+					if b < '0' || b > '9' {
+						want = i
+						break
+					}
+				}
+				got := -1
+				if m := nonDigits(binary.LittleEndian.Uint64(w[:])); m != 0 {
+					got = bits.TrailingZeros64(m) >> 3
+				}
+				if got != want {
+					t.Fatalf("%q: first non-digit at %d, want %d", w, got, want)
+				}
+			}
+		}
+	}
+}

@@ -249,11 +249,30 @@ func scanNumber(b []byte, i int) (int, bool) {
 	return i, true
 }
 
+// skipDigits returns the index of the first byte from i on that is not
+// an ASCII digit, eight bytes at a time while it can (created_at's ten
+// digits were a loop of ten).
 func skipDigits(b []byte, i int) int {
+	for ; i+8 <= len(b); i += 8 {
+		if m := nonDigits(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
 	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
 		i++
 	}
 	return i
+}
+
+// nonDigits returns a word with the top bit set in the lane of the first
+// byte of w (the first in the low lane) that is not an ASCII digit, and
+// maybe in later lanes; zero when all eight are digits. A byte is a digit
+// when it has the top bit clear, and it less '0' does too (it is not below
+// '0'), and it plus 0x7f-'9' does too (it is not above '9'). A lane can
+// only borrow or carry into a higher one from a lane that is itself set,
+// so the lowest set lane is exact.
+func nonDigits(w uint64) uint64 {
+	return (w | (w - lanes*'0') | (w + lanes*(0x7f-'9'))) & tops
 }
 
 // SWAR constants: a byte repeated in every lane, and every lane's top bit.
