@@ -93,8 +93,11 @@ func plainText(raw []byte) ([]byte, bool) {
 // fastSeqNum reads a sequence number given as a JSON integer or a string of
 // digits, as ParseSeqNum does.
 func fastSeqNum(raw []byte) ([]byte, bool) {
-	text, ok := plainText(raw)
-	if !ok || len(text) == 0 || !allDigits(text) {
+	text := raw // a JSON number, or a string's contents (an escape is no digit)
+	if len(raw) >= 2 && raw[0] == '"' {
+		text = raw[1 : len(raw)-1]
+	}
+	if len(text) == 0 || !allDigits(text) {
 		return nil, false
 	}
 	for len(text) > 0 && text[0] == '0' {

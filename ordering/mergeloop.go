@@ -33,9 +33,12 @@ type jsonlMerge struct {
 	shards    []*cursor
 	heads     *loserTree // the shards' heads, by (key, clock)
 	clock     uint64
-	stop      chan struct{} // closed when the merge ends: readers stop
-	wg        sync.WaitGroup
-	out       *output
+	// nextReport is the count of records written at which merge calls
+	// written, for progress and the context.
+	nextReport int64
+	stop       chan struct{} // closed when the merge ends: readers stop
+	wg         sync.WaitGroup
+	out        *output
 }
 
 // cursor is the merge's place in one shard.
@@ -55,7 +58,7 @@ type cursor struct {
 }
 
 func newMerge(shards []Shard, opts MergeOptions) *jsonlMerge {
-	return &jsonlMerge{report: newReport(shards, opts), inputs: shards, stop: make(chan struct{})}
+	return &jsonlMerge{report: newReport(shards, opts), inputs: shards, stop: make(chan struct{}), nextReport: ProgressEvery}
 }
 
 // run starts the readers and the writer, merges, and stops them.
@@ -108,22 +111,45 @@ func (m *jsonlMerge) merge(ctx context.Context) error {
 		}
 	}
 	m.heads = newLoserTree(m.shards)
+	out := m.out
 	for {
 		s := m.heads.winner()
 		if s == nil {
 			return nil
 		}
-		if err := m.out.appendLine(s.rec); err != nil {
+		// The common case of each step is written out here; the calls
+		// (appendLine, written, advance) take the others.
+		if rec := s.rec; len(out.buf)+len(rec) < cap(out.buf) {
+			out.buf = append(out.buf, rec...)
+			out.buf = append(out.buf, '\n')
+		} else if err := out.appendLine(rec); err != nil {
 			return err
 		}
-		if err := m.written(ctx); err != nil {
-			return err
+		if m.stats.Written+1 < m.nextReport {
+			m.stats.Written++
+		} else {
+			m.nextReport += ProgressEvery
+			if err := m.written(ctx); err != nil {
+				return err
+			}
 		}
-		if err := m.advance(ctx, s); err != nil {
+		if e := s.peek(); e != nil && e.bad == nil && !e.disord {
+			s.next++
+			m.clock++
+			s.clock, s.key, s.rec = m.clock, e.key, e.rec
+		} else if err := m.advance(ctx, s); err != nil {
 			return err
 		}
 		m.heads.replay()
 	}
+}
+
+// peek returns the shard's next entry in its current chunk, or nil.
+func (s *cursor) peek() *entry {
+	if s.c == nil || s.next >= len(s.c.ents) {
+		return nil
+	}
+	return &s.c.ents[s.next]
 }
 
 // advance makes the shard's next record its head, applying the policy to
