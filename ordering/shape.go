@@ -37,11 +37,19 @@ const shapesKept = 4
 type shape struct {
 	parts []shapePart
 	tail  []byte
-	// at and seq are the cuts that hold created_at and the sequence
-	// number, as keyValues picks them.
-	at, seq int
-	hits    int
+	// cut holds, after a match, where the created_at and sequence number
+	// values were (by role), and the last other value (cut[roleNone]).
+	cut  [3][2]int
+	hits int
 }
+
+// What a cut of a shape holds: created_at and the sequence number, as
+// keyValues picks them, or another value.
+const (
+	roleNone = iota
+	roleAt
+	roleSeq
+)
 
 // A shapePart is the literal text before a cut, with up to four of its
 // words for comparing it in line: calling memequal for each literal was a
@@ -51,6 +59,7 @@ type shapePart struct {
 	lit  []byte
 	w    [4]uint64 // by len(lit): < 8, its bytes (mask: which); 8 to 16, words at 0 and n-8; to 32, at 0, 8, n-16, n-8
 	mask uint64
+	role uint8 // of the cut after the literal
 }
 
 // newShapePart prepares the literal lit.
@@ -98,8 +107,8 @@ func (p *shapePart) at(b []byte, i int) bool {
 // too many values.
 func learnShape(rec, at, seq []byte) *shape {
 	text := append([]byte(nil), rec...) // the parts' literals point into it
-	s := &shape{at: -1, seq: -1}
-	prev := 0
+	s := &shape{}
+	prev, roles := 0, 0
 	for i := 0; i < len(rec); {
 		c := rec[i]
 		var end int
@@ -123,17 +132,20 @@ func learnShape(rec, at, seq []byte) *shape {
 		if len(s.parts) == maxShapeSlots {
 			return nil
 		}
+		p := newShapePart(text[prev:i])
 		switch {
 		case sameSlice(rec[i:end], at):
-			s.at = len(s.parts)
+			p.role = roleAt
+			roles++
 		case sameSlice(rec[i:end], seq):
-			s.seq = len(s.parts)
+			p.role = roleSeq
+			roles++
 		}
-		s.parts = append(s.parts, newShapePart(text[prev:i]))
+		s.parts = append(s.parts, p)
 		prev, i = end, end
 	}
 	s.tail = text[prev:]
-	if s.at < 0 || s.seq < 0 {
+	if roles != 2 {
 		return nil // a key field is an object or array
 	}
 	return s
@@ -147,21 +159,32 @@ func sameSlice(a, b []byte) bool {
 // match reports whether rec has shape s, and then returns its created_at
 // and sequence number values.
 func (s *shape) match(rec []byte) (at, seq []byte, ok bool) {
-	end, at, seq, ok := s.matchAt(rec, 0)
-	return at, seq, ok && end == len(rec)
+	end, ok := s.matchAt(rec, 0)
+	if !ok || end != len(rec) {
+		return nil, nil, false
+	}
+	at, seq = s.values(rec)
+	return at, seq, true
+}
+
+// values returns the created_at and sequence number values of b, in which
+// matchAt has just matched s.
+func (s *shape) values(b []byte) (at, seq []byte) {
+	return b[s.cut[roleAt][0]:s.cut[roleAt][1]], b[s.cut[roleSeq][0]:s.cut[roleSeq][1]]
 }
 
 // matchAt reports whether b holds a record of shape s at pos, and then
-// returns where it ends and its created_at and sequence number values.
-// The literal's comparison and the common string's scan are written out
-// here rather than called: the calls were a third of its time.
-func (s *shape) matchAt(rec []byte, pos int) (end int, at, seq []byte, ok bool) {
+// returns where it ends; s.values gives its key values. The literal's
+// comparison and the common string's scan are written out here rather
+// than called (the calls were a third of its time), and it keeps few
+// values live across the loop, so that they stay in registers.
+func (s *shape) matchAt(rec []byte, pos int) (end int, ok bool) {
 	for k := range s.parts {
 		p := &s.parts[k]
 		n := len(p.lit)
 		if len(rec)-pos < n+8 || n > 32 {
 			if !p.at(rec, pos) {
-				return 0, nil, nil, false
+				return 0, false
 			}
 		} else {
 			var diff uint64
@@ -176,7 +199,7 @@ func (s *shape) matchAt(rec []byte, pos int) (end int, at, seq []byte, ok bool) 
 					(binary.LittleEndian.Uint64(w[n-16:]) ^ p.w[2]) | (binary.LittleEndian.Uint64(w[n-8:]) ^ p.w[3])
 			}
 			if diff != 0 {
-				return 0, nil, nil, false
+				return 0, false
 			}
 		}
 		pos += n
@@ -201,20 +224,15 @@ func (s *shape) matchAt(rec []byte, pos int) (end int, at, seq []byte, ok bool) 
 			if j < len(rec) && rec[j] == '"' {
 				pos = j + 1
 			} else if pos, ok = scanScalar(rec, pos); !ok {
-				return 0, nil, nil, false
+				return 0, false
 			}
 		} else if pos, ok = scanScalar(rec, pos); !ok {
-			return 0, nil, nil, false
+			return 0, false
 		}
-		switch k {
-		case s.at:
-			at = rec[start:pos]
-		case s.seq:
-			seq = rec[start:pos]
-		}
+		s.cut[p.role] = [2]int{start, pos}
 	}
 	end = pos + len(s.tail)
-	return end, at, seq, end <= len(rec) && string(rec[pos:end]) == string(s.tail)
+	return end, end <= len(rec) && string(rec[pos:end]) == string(s.tail)
 }
 
 // scanScalar returns the index just past the string, number, true, false
@@ -318,7 +336,7 @@ func (ks *keyScanner) lineAt(b []byte, i int, k *mergeKey) (end, next int, ok bo
 	if s == nil {
 		return 0, 0, false
 	}
-	end, at, seq, ok := s.matchAt(b, i)
+	end, ok = s.matchAt(b, i)
 	switch {
 	case !ok || end >= len(b):
 		return 0, 0, false
@@ -329,7 +347,7 @@ func (ks *keyScanner) lineAt(b []byte, i int, k *mergeKey) (end, next int, ok bo
 	default:
 		return 0, 0, false
 	}
-	if !ks.parse(at, seq, k) {
+	if at, seq := s.values(b); !ks.parse(at, seq, k) {
 		return 0, 0, false
 	}
 	s.hits++
