@@ -27,7 +27,7 @@ as DynamoDB stream records carry them.
 A record is written only when every shard still being read has a record
 waiting, so the order holds across the whole files. Each shard is read and
 parsed ahead on its own thread, in chunks, and memory stays bounded whatever
-the files' size: about 20 MiB for up to 64 shards, then about 100 KiB more
+the files' size: about 20 MiB for up to 64 shards, then about 150 KiB more
 per shard.
 Each shard's own order is always kept: a record whose key is below its
 predecessor's in the same file is reported as out of order and written after
