@@ -130,24 +130,10 @@ func fastTimestamp(raw []byte) (Timestamp, bool) {
 	if !ok || len(text) == 0 || text[0] == '-' {
 		return Timestamp{}, false
 	}
-	if numericBytes(text) {
+	if looksNumeric(text) {
 		return fastEpoch(text)
 	}
 	return fastRFC3339(text)
-}
-
-// numericBytes is looksNumeric for text not starting with '-'.
-func numericBytes(text []byte) bool {
-	for _, c := range text {
-		switch {
-		case c >= '0' && c <= '9':
-		case c == '.' || c == 'e' || c == 'E':
-			return true
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 // fastEpoch reads digits with an optional fraction: at most 18 significant
