@@ -62,7 +62,8 @@ const ProgressEvery = 4096
 type MergeStats struct {
 	// Shards is the number of inputs.
 	Shards int
-	// Written is the number of records written to the output.
+	// Written is the number of records written to the output (see
+	// MergeJSONL for a write error).
 	Written int64
 	// Skipped and Quarantined count the lines rejected under cdc.Skip and
 	// cdc.Quarantine.
@@ -127,6 +128,14 @@ var ErrNoQuarantine = errors.New("ordering: policy quarantine needs MergeOptions
 // (*ReadError), an output or quarantine that cannot be written
 // (*WriteError), or ctx's error once it is done. Records merged before the
 // error have been written to w; none after it.
+//
+// Each shard is read on a goroutine of its own, a few chunks ahead of the
+// merge (see the package documentation for the memory this takes), and w
+// is written on another, one call at a time; Progress and the
+// RejectWriter are called on the caller's goroutine. After an error a
+// shard's reader may still be inside a Read when MergeJSONL returns: it
+// makes no further call once that returns. On a write error, Written
+// counts records handed to w that it may not have taken.
 func MergeJSONL(ctx context.Context, shards []Shard, w io.Writer, opts MergeOptions) (MergeStats, error) {
 	if opts.OnError == cdc.Quarantine && opts.Quarantine == nil {
 		return MergeStats{Shards: len(shards)}, ErrNoQuarantine
