@@ -48,7 +48,7 @@
 //
 // It gives exactly what Merge over JSONLReaders gives (the same records in
 // the same order, the same errors, logs and quarantine: the tests hold it
-// to that path, kept as their reference), at 7 to 15 times the speed
+// to that path, kept as their reference), at 11 to 17 times the speed
 // (BenchmarkMergeJSONL, scripts/bench-merge):
 //
 //   - A goroutine per shard reads it in chunks of lines and finds each
