@@ -47,6 +47,7 @@ type bench struct {
 	fileSecs  float64
 	natsNodes int
 	sync      bool
+	atomic    bool
 	runs      int
 }
 
@@ -57,6 +58,7 @@ func main() {
 	flag.StringVar(&b.dir, "dir", os.TempDir(), "working directory (a real disk: fsync is free on tmpfs)")
 	flag.IntVar(&b.natsNodes, "nats-nodes", 3, "nodes of the NATS cluster (its streams have as many replicas, at most 3)")
 	flag.BoolVar(&b.sync, "nats-sync", true, "nats-server syncs every write (sync_interval: always), as docs/brokers.md asks")
+	flag.BoolVar(&b.atomic, "nats-atomic", true, "the JetStream output stream allows atomic batch publish (allow_atomic); false measures cdclog's one-at-a-time fallback")
 	flag.IntVar(&b.runs, "runs", 1, "runs of each measurement; the best (fewest seconds) is shown")
 	skip := flag.String("skip", "", "comma-separated runs to skip: kafka, nats, nats-out (nats -> nats only)")
 	flag.Parse()
@@ -299,14 +301,18 @@ func (b *bench) nats(out bool) [][]string {
 	s2 := b.best(func(run int) float64 {
 		name := fmt.Sprintf("OUT%d", run) // each run's database writes a stream of its own
 		subject := fmt.Sprintf("clean.out%d", run)
-		out, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: name, Subjects: []string{subject}, Replicas: r, Storage: jetstream.FileStorage, DenyDelete: true, DenyPurge: true})
+		out, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: name, Subjects: []string{subject}, Replicas: r, Storage: jetstream.FileStorage, DenyDelete: true, DenyPurge: true, AllowAtomicPublish: b.atomic})
 		check(err)
 		return b.timed("nats -> nats", []string{"--db", b.fresh("nats-nats.db", run), "--from", url + "IN", "--to", url + name + "/" + subject}, func() bool {
 			info, err := out.Info(ctx)
 			return err == nil && info.State.Msgs >= uint64(b.records)
 		})
 	})
-	return append(rows, b.row("nats -> nats", s2, note+"; one publish per record"))
+	how := "; atomic batches"
+	if !b.atomic {
+		how = "; one publish per record (no allow_atomic)"
+	}
+	return append(rows, b.row("nats -> nats", s2, note+how))
 }
 
 // startNATS starts a cluster of n nodes with JetStream on loopback.
