@@ -12,6 +12,7 @@ import (
 
 	"github.com/cdclog/cdclog/broker"
 	"github.com/cdclog/cdclog/broker/jetstream"
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	njs "github.com/nats-io/nats.go/jetstream"
 )
@@ -224,5 +225,60 @@ func TestJetStreamOutputWithoutAtomicPublishFallsBackToSinglePublishesAndSaysHow
 	checkOutput(t, got, p.OutputEnd(), input)
 	if b, alone := batches(got[len(before):]); len(b) == 0 || alone != 0 {
 		t.Errorf("after the edit: %d batches and %d records alone, want only batches", len(b), alone)
+	}
+}
+
+func TestJetStreamOutputLowersItsBatchesToTheServersMaxBatchSize(t *testing.T) {
+	const limit = 50
+	o := &server.Options{ServerName: "small-batches", Host: "127.0.0.1", Port: freePorts(t, 1)[0], JetStream: true,
+		StoreDir: t.TempDir(), SyncAlways: true, NoLog: true, NoSigs: true, JetStreamLimits: server.JSLimitOpts{MaxBatchSize: limit}}
+	s, err := server.NewServer(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	t.Cleanup(s.Shutdown)
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("server not ready")
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", o.Port)
+	nc, err := nats.Connect("nats://" + addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := njs.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := njs.StreamConfig{Name: "SMALL", Subjects: []string{"small.out"}, Storage: njs.FileStorage, DenyDelete: true, DenyPurge: true, AllowAtomicPublish: true}
+	if _, err := js.CreateStream(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	input := mangled(100, 18)
+	p, db := openDB(t, tempDB(t))
+	defer p.Close()
+	if _, err := p.Append(context.Background(), input, nil); err != nil {
+		t.Fatal(err)
+	}
+	log, logs := logBuffer()
+	out := jetstream.NewOutput(jetstream.OutputOptions{Config: jetstream.Config{Servers: []string{addr}, Logger: log}, Stream: "SMALL", AckTimeout: 5 * time.Second})
+	fw := broker.NewForwarder(p, out, broker.ForwarderOptions{DatabaseID: db, BatchRecords: 256, RetryMin: 10 * time.Millisecond, Logger: log})
+	if err := fw.Drain(ctxTimeout(t, time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logs.String(), "max_batch_size is lower") || !strings.Contains(logs.String(), fmt.Sprintf("batch_messages=%d", limit)) {
+		t.Errorf("the log does not say the batches were lowered to %d:\n%s", limit, logs)
+	}
+	got := readSubject(t, js, "SMALL", "small.out")
+	checkOutput(t, got, p.OutputEnd(), input)
+	b, alone := batches(got)
+	for id, n := range b {
+		if n > limit {
+			t.Errorf("batch %s holds %d records, the server's limit is %d", id, n, limit)
+		}
+	}
+	if alone != 0 || len(b) < len(got)/limit {
+		t.Errorf("%d batches and %d records alone for %d records", len(b), alone, len(got))
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/cdclog/cdclog/broker"
 	"github.com/nats-io/nats.go"
@@ -123,7 +124,7 @@ func (s *session) refused(what string, n int, api *jetstream.APIError) error {
 	case jetstream.JSErrCodeStreamWrongLastSequence, jetstream.JSErrCodeStreamWrongLastSequenceConstant:
 		return fmt.Errorf("%s: refused, nothing of it stored: %w: %w", what, ErrWrongLast, api)
 	case errCodeBatchTooLarge:
-		lower := int64(max(1, n/2))
+		lower := int64(batchLimit(api.Description, n))
 		if s.o.maxMessages.Load() > lower {
 			s.o.maxMessages.Store(lower)
 			s.o.o.logger().Warn("jetstream output: the servers' max_batch_size is lower than the batch sent; sending smaller batches", "stream", s.o.o.Stream, "refused", n, "batch_messages", lower)
@@ -137,6 +138,18 @@ func (s *session) refused(what string, n int, api *jetstream.APIError) error {
 		return fmt.Errorf("%s: refused as incomplete (a message was lost, the leader changed or the batch timed out), nothing of it stored: %w", what, api)
 	}
 	return fmt.Errorf("%s: refused, nothing of it stored: %w", what, api)
+}
+
+// batchLimit returns the batch size to use after a batch of n messages
+// was refused as too large: the server's limit where its description ends
+// with it ("atomic publish batch is too large: 100"), else half of n.
+func batchLimit(description string, n int) int {
+	if i := strings.LastIndexByte(description, ' '); i >= 0 {
+		if limit, err := strconv.Atoi(description[i+1:]); err == nil && limit > 0 && limit < n {
+			return limit
+		}
+	}
+	return max(1, n/2)
 }
 
 // batchID returns a new batch id: random, so that a batch abandoned by a

@@ -73,3 +73,20 @@ func TestSplitKeepsOrderWithinTheBoundsInEvenBatches(t *testing.T) {
 		})
 	}
 }
+
+func TestBatchLimitAfterARefusalIsTheServersLimitOrHalf(t *testing.T) {
+	for _, c := range []struct {
+		description string
+		n, want     int
+	}{
+		{"atomic publish batch is too large: 100", 820, 100},
+		{"atomic publish batch is too large: 1000", 820, 410}, // a limit not below the batch says nothing
+		{"atomic publish batch is too large", 820, 410},
+		{"atomic publish batch is too large: {size}", 3, 1},
+		{"", 1, 1},
+	} {
+		if got := batchLimit(c.description, c.n); got != c.want {
+			t.Errorf("batchLimit(%q, %d) = %d, want %d", c.description, c.n, got, c.want)
+		}
+	}
+}

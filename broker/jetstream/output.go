@@ -49,7 +49,8 @@ type OutputOptions struct {
 	// BatchMessages messages, and at most BatchBytes bytes of values
 	// unless one value alone is larger. Zero means DefaultBatchMessages
 	// and DefaultBatchBytes. A server whose max_batch_size is lower
-	// refuses a batch as too large; the Output then halves its bound.
+	// refuses a batch as too large; the Output then lowers its bound to
+	// the server's limit (or halves it, should the refusal not say it).
 	BatchMessages, BatchBytes int
 }
 
