@@ -228,10 +228,16 @@ func TestJetStreamOutputWithoutAtomicPublishFallsBackToSinglePublishesAndSaysHow
 	}
 }
 
-func TestJetStreamOutputLowersItsBatchesToTheServersMaxBatchSize(t *testing.T) {
-	const limit = 50
-	o := &server.Options{ServerName: "small-batches", Host: "127.0.0.1", Port: freePorts(t, 1)[0], JetStream: true,
-		StoreDir: t.TempDir(), SyncAlways: true, NoLog: true, NoSigs: true, JetStreamLimits: server.JSLimitOpts{MaxBatchSize: limit}}
+// singleNATS starts one nats-server with JetStream, synced on every
+// write, its options changed by opts, and returns its address and a
+// JetStream context on it.
+func singleNATS(t *testing.T, opts func(*server.Options)) (string, njs.JetStream) {
+	t.Helper()
+	o := &server.Options{ServerName: "single", Host: "127.0.0.1", Port: freePorts(t, 1)[0], JetStream: true,
+		StoreDir: t.TempDir(), SyncAlways: true, NoLog: true, NoSigs: true}
+	if opts != nil {
+		opts(o)
+	}
 	s, err := server.NewServer(o)
 	if err != nil {
 		t.Fatal(err)
@@ -246,11 +252,17 @@ func TestJetStreamOutputLowersItsBatchesToTheServersMaxBatchSize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer nc.Close()
+	t.Cleanup(nc.Close)
 	js, err := njs.New(nc)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return addr, js
+}
+
+func TestJetStreamOutputLowersItsBatchesToTheServersMaxBatchSize(t *testing.T) {
+	const limit = 50
+	addr, js := singleNATS(t, func(o *server.Options) { o.JetStreamLimits.MaxBatchSize = limit })
 	cfg := njs.StreamConfig{Name: "SMALL", Subjects: []string{"small.out"}, Storage: njs.FileStorage, DenyDelete: true, DenyPurge: true, AllowAtomicPublish: true}
 	if _, err := js.CreateStream(context.Background(), cfg); err != nil {
 		t.Fatal(err)
@@ -280,5 +292,23 @@ func TestJetStreamOutputLowersItsBatchesToTheServersMaxBatchSize(t *testing.T) {
 	}
 	if alone != 0 || len(b) < len(got)/limit {
 		t.Errorf("%d batches and %d records alone for %d records", len(b), alone, len(got))
+	}
+}
+
+func TestJetStreamOutputRefusesAStreamThatDoesNotAcknowledge(t *testing.T) {
+	addr, js := singleNATS(t, nil)
+	cfg := njs.StreamConfig{Name: "NOACK", Subjects: []string{"noack.out"}, Storage: njs.FileStorage, DenyDelete: true, DenyPurge: true, AllowAtomicPublish: true, NoAck: true}
+	if _, err := js.CreateStream(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	p, db := openDB(t, tempDB(t))
+	defer p.Close()
+	if _, err := p.Append(context.Background(), mangled(10, 19), nil); err != nil {
+		t.Fatal(err)
+	}
+	out := jetstream.NewOutput(jetstream.OutputOptions{Config: jetstream.Config{Servers: []string{addr}, Logger: quiet}, Stream: "NOACK", AckTimeout: 5 * time.Second})
+	err := broker.NewForwarder(p, out, broker.ForwarderOptions{DatabaseID: db, Logger: quiet}).Drain(ctxTimeout(t, time.Minute))
+	if !errors.Is(err, broker.ErrOutputConfig) || !strings.Contains(err.Error(), "no_ack") {
+		t.Fatalf("got %v, want ErrOutputConfig naming no_ack", err)
 	}
 }

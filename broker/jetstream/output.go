@@ -172,6 +172,9 @@ func (o *Output) open(ctx context.Context, js jetstream.JetStream, st broker.Sta
 	if o.o.SinkID == "" {
 		o.o.SinkID = o.o.Subject
 	}
+	if cfg.NoAck {
+		return nil, broker.Last{}, fmt.Errorf("%w: nats:%s does not acknowledge publishes (no_ack): cdclog cannot know what it stored", broker.ErrOutputConfig, o.o.Stream)
+	}
 	if !cfg.DenyDelete || !cfg.DenyPurge {
 		o.o.logger().Warn("jetstream output: the stream allows deleting or purging messages; set deny_delete and deny_purge so that the output cannot lose records", "stream", o.o.Stream)
 	}
