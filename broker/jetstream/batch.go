@@ -73,24 +73,10 @@ func split(recs []broker.Outgoing, maxMessages, maxBytes int) [][]broker.Outgoin
 func (s *session) commit(ctx context.Context, recs []broker.Outgoing) error {
 	id := batchID()
 	what := fmt.Sprintf("%s: batch of records %d to %d", s.o.Name(), recs[0].Seq, recs[len(recs)-1].Seq)
-	var m *nats.Msg
-	for i, r := range recs {
-		m = s.message(r)
-		m.Header.Set(batchIDHeader, id)
-		m.Header.Set(batchSeqHeader, strconv.Itoa(i+1))
-		if i == 0 {
-			// The server takes the expected sequence only on the first
-			// message for a subject in a batch; it holds for the batch.
-			m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(s.last, 10))
-		}
-		if i == len(recs)-1 {
-			break
-		}
-		if err := s.nc.PublishMsg(m); err != nil {
-			return fmt.Errorf("%s: %w", what, err)
-		}
+	m, err := s.stage(recs, id)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
 	}
-	m.Header.Set(batchCommitHeader, "1")
 	actx, cancel := context.WithTimeout(ctx, s.o.o.AckTimeout)
 	defer cancel()
 	resp, err := s.nc.RequestMsgWithContext(actx, m)
@@ -114,6 +100,30 @@ func (s *session) commit(ctx context.Context, recs []broker.Outgoing) error {
 	}
 	s.last = ack.Seq
 	return nil
+}
+
+// stage publishes all but the last of recs as messages of batch id, the
+// first expecting the subject's last sequence as known, and returns the
+// last one as the batch's commit, not yet sent.
+func (s *session) stage(recs []broker.Outgoing, id string) (*nats.Msg, error) {
+	for i, r := range recs {
+		m := s.message(r)
+		m.Header.Set(batchIDHeader, id)
+		m.Header.Set(batchSeqHeader, strconv.Itoa(i+1))
+		if i == 0 {
+			// The server takes the expected sequence only on the first
+			// message for a subject in a batch; it holds for the batch.
+			m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(s.last, 10))
+		}
+		if i == len(recs)-1 {
+			m.Header.Set(batchCommitHeader, "1")
+			return m, nil
+		}
+		if err := s.nc.PublishMsg(m); err != nil {
+			return nil, err
+		}
+	}
+	return nil, errors.New("an empty batch")
 }
 
 // refused explains a batch the stream refused whole. Every refusal ends
