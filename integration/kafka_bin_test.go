@@ -6,7 +6,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -170,7 +173,7 @@ func TestCdclogKafkaToKafkaExactlyOnceAcrossKillsLeaderMovesABrokerRestartANewPa
 	for i := n; i < len(parts); i++ {
 		produceKafka(t, k.addrs, k.in, partitions, parts[i])
 	}
-	p := startCdclog(t, k.ingestArgs(db)...)
+	p := startCdclog(t, append(k.ingestArgs(db), "--metrics", "127.0.0.1:0")...)
 	waitVerified(t, p, "the last run")
 	waitOutput(t, 3*time.Minute, times, p, func() []outRecord { return k.read(t) })
 	// inspect asks the running ingest over its control socket; the
@@ -181,6 +184,14 @@ func TestCdclogKafkaToKafkaExactlyOnceAcrossKillsLeaderMovesABrokerRestartANewPa
 		return len(live.Inputs) == 6 && live.Inputs[0].LogEnd != nil && len(live.Sinks) == 1 &&
 			live.Sinks[0].Output == "kafka:"+k.out && live.Sinks[0].Lag == 0
 	}, func() string { return fmt.Sprintf("inputs %+v, sinks %+v", live.Inputs, live.Sinks) })
+	// The same figures are metrics.
+	scraped := scrapeMetrics(t, p)
+	if want := `cdclog_broker_sink_lag_records{output="kafka:` + k.out + `"} 0`; !strings.Contains(scraped, want) {
+		t.Errorf("metrics lack %s:\n%s", want, scraped)
+	}
+	if n := strings.Count(scraped, "\ncdclog_broker_input_lag_messages{"); n != 6 {
+		t.Errorf("%d partitions' input lag in the metrics, want 6", n)
+	}
 	if e := p.stop(time.Minute); e.code != 0 {
 		t.Fatalf("the last run, stopped by SIGTERM: %v", e)
 	}
@@ -387,4 +398,24 @@ func TestCdclogPublishForwardsWhatIngestCommittedAndInspectShowsThePositions(t *
 	if len(st.Sinks) != 1 || st.Sinks[0].Output != "kafka:"+k.out || st.Sinks[0].Acked != st.OutputRecords || st.Sinks[0].Lag != 0 {
 		t.Errorf("inspect shows sinks %+v; want kafka:%s with all %d records acknowledged", st.Sinks, k.out, st.OutputRecords)
 	}
+}
+
+// scrapeMetrics reads the /metrics of a cdclog started with --metrics,
+// at the address its log names.
+func scrapeMetrics(t *testing.T, p *proc) string {
+	t.Helper()
+	m := regexp.MustCompile(`msg="serving metrics" url=(\S+)`).FindStringSubmatch(p.stderr.String())
+	if m == nil {
+		t.Fatalf("no metrics address in the log:\n%s", p.stderr.String())
+	}
+	resp, err := http.Get(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -62,6 +62,15 @@
 //	cdclog_db_file_bytes                  the database file
 //	cdclog_last_commit_timestamp_seconds  when the last checkpoint was written (Unix time)
 //
+// With WatchBrokers, the broker inputs' and outputs' positions (what
+// 'cdclog inspect status' shows of them):
+//
+//	cdclog_broker_input_next_offset{input,partition}    where reading resumes, as committed
+//	cdclog_broker_input_log_end_offset{input,partition} the log's end as the source last saw it
+//	cdclog_broker_input_lag_messages{input,partition}   the messages between the two
+//	cdclog_broker_sink_acked_seq{output}                the last record on the broker output
+//	cdclog_broker_sink_lag_records{output}              committed records it lacks
+//
 // The registry also holds the Go runtime's and the process's standard
 // collectors (go_*, process_*).
 package metrics

@@ -26,8 +26,9 @@ type Metrics struct {
 	commitSeconds                   prometheus.Histogram
 	dbSync, outSync                 prometheus.Observer
 
-	proc atomic.Pointer[recovery.Processor]
-	log  *slog.Logger
+	proc    atomic.Pointer[recovery.Processor]
+	brokers atomic.Pointer[Brokers]
+	log     *slog.Logger
 }
 
 // durationBuckets spans 100 µs to 6.5 s in powers of two: a commit on a
@@ -71,7 +72,7 @@ func New(log *slog.Logger) *Metrics {
 		Buckets: durationBuckets}, []string{"file"})
 	m.reg.MustRegister(syncs)
 	m.dbSync, m.outSync = syncs.WithLabelValues("database"), syncs.WithLabelValues("output")
-	m.reg.MustRegister(&gauges{m: m}, collectors.NewGoCollector(),
+	m.reg.MustRegister(&gauges{m: m}, brokerGauges{f: &m.brokers}, collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

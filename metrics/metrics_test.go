@@ -322,3 +322,39 @@ func TestUpIsZeroAfterAStorageFailure(t *testing.T) {
 		t.Fatalf("the failed commit was counted: %v", v)
 	}
 }
+
+func TestBrokerPositionsAreGaugesWithTheirLag(t *testing.T) {
+	m := New(quiet())
+	end := int64(120)
+	m.WatchBrokers(func() ([]BrokerInput, []BrokerSink, error) {
+		return []BrokerInput{
+				{Input: "kafka:cdc", Partition: 0, Next: 100, LogEnd: &end},
+				{Input: "kafka:cdc", Partition: 1, Next: 7},
+				{Input: "nats:CDC", Partition: -1, Next: 50, LogEnd: &end},
+			}, []BrokerSink{{Output: "kafka:clean", Acked: 900, Lag: 12}},
+			errors.New("cursor kafka:other: unreadable")
+	})
+	srv := httptest.NewServer(m.Handler())
+	defer srv.Close()
+	fams := scrape(t, srv.URL)
+	for _, c := range []struct {
+		name   string
+		labels []string
+		want   float64
+	}{
+		{"cdclog_broker_input_next_offset", []string{"input", "kafka:cdc", "partition", "0"}, 100},
+		{"cdclog_broker_input_log_end_offset", []string{"input", "kafka:cdc", "partition", "0"}, 120},
+		{"cdclog_broker_input_lag_messages", []string{"input", "kafka:cdc", "partition", "0"}, 20},
+		{"cdclog_broker_input_next_offset", []string{"input", "kafka:cdc", "partition", "1"}, 7},
+		{"cdclog_broker_input_lag_messages", []string{"input", "nats:CDC", "partition", ""}, 70},
+		{"cdclog_broker_sink_acked_seq", []string{"output", "kafka:clean"}, 900},
+		{"cdclog_broker_sink_lag_records", []string{"output", "kafka:clean"}, 12},
+	} {
+		if got := mustValue(t, fams, c.name, c.labels...); got != c.want {
+			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
+		}
+	}
+	if _, ok := value(fams, "cdclog_broker_input_lag_messages", "input", "kafka:cdc", "partition", "1"); ok {
+		t.Error("a lag without a known log end")
+	}
+}

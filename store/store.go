@@ -79,6 +79,9 @@ type DB struct {
 
 	stuck    atomic.Pointer[error] // a fault left bbolt's locks held
 	replaced atomic.Bool           // Replace put another file at the path
+	// hwm is the high-water mark (bbolt's size) as of the last write
+	// transaction's start: the file must be at least that long.
+	hwm atomic.Int64
 }
 
 // Path returns the path the database was opened from.

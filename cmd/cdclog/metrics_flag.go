@@ -6,6 +6,7 @@ import (
 	"github.com/cdclog/cdclog/internal/listen"
 	"github.com/cdclog/cdclog/metrics"
 	"github.com/cdclog/cdclog/recovery"
+	"github.com/cdclog/cdclog/relay"
 	"github.com/urfave/cli/v2"
 )
 
@@ -51,11 +52,35 @@ func (me *metricsEndpoint) observer() recovery.Observer {
 	return me.m
 }
 
-// watch makes the gauges read p.
+// watch makes the gauges read p, and its broker positions (decoded from
+// its cursors as 'inspect status' does).
 func (me *metricsEndpoint) watch(p *recovery.Processor) {
-	if me != nil {
-		me.m.Watch(p)
+	if me == nil {
+		return
 	}
+	me.m.Watch(p)
+	me.m.WatchBrokers(func() ([]metrics.BrokerInput, []metrics.BrokerSink, error) {
+		pos, err := relay.Describe(p.Cursors(), p.OutputEnd()-1)
+		ins, sinks := brokerFigures(&pos)
+		return ins, sinks, err
+	})
+}
+
+// brokerFigures turns the decoded positions into the metrics'.
+func brokerFigures(pos *relay.Positions) ([]metrics.BrokerInput, []metrics.BrokerSink) {
+	ins := make([]metrics.BrokerInput, 0, len(pos.Inputs))
+	for _, in := range pos.Inputs {
+		part := int32(-1)
+		if in.Partition != nil {
+			part = *in.Partition
+		}
+		ins = append(ins, metrics.BrokerInput{Input: in.Input, Partition: part, Next: in.Next, LogEnd: in.LogEnd})
+	}
+	sinks := make([]metrics.BrokerSink, 0, len(pos.Sinks))
+	for _, s := range pos.Sinks {
+		sinks = append(sinks, metrics.BrokerSink{Output: s.Output, Acked: s.Acked, Lag: s.Lag})
+	}
+	return ins, sinks
 }
 
 // close stops serving.
