@@ -27,7 +27,8 @@ var (
 	ErrOutputAhead = errors.New("output is ahead of this database")
 	// ErrOutputConfig: the output topic or stream is set up in a way that
 	// cannot hold the output exactly once (a Kafka topic with more than
-	// one partition, a missing topic or stream).
+	// one partition, a missing topic or stream, a JetStream stream that
+	// does not acknowledge publishes).
 	ErrOutputConfig = errors.New("output is not set up for exactly-once")
 )
 

@@ -234,6 +234,8 @@ func (f *Forwarder) session(ctx context.Context, until uint64) error {
 	f.setAcked(from - 1)
 	if !f.verified {
 		f.o.Logger.Info("output sink: verified", "output", f.out.Name(), "resume_at", from)
+	} else {
+		f.o.Logger.Debug("output sink: new session", "output", f.out.Name(), "resume_at", from)
 	}
 	f.verified, f.seen = true, last
 	if until == noRecords || until > 0 && from > until {

@@ -76,12 +76,13 @@ type Output interface {
 
 // Session writes to an Output after Open.
 type Session interface {
-	// Write publishes recs in order, as one transaction where the broker
-	// has them. On error none of them, or (without transactions) a prefix
-	// of them, may be on the output; the Forwarder then opens a new
-	// session and reads back where the output stands. An error that
-	// retrying cannot cure is marked with Fatal (a fencing wraps
-	// ErrFenced).
+	// Write publishes recs in order: as one transaction where the broker
+	// has them (Kafka), in atomic batches where it has those (JetStream),
+	// else one at a time. On error none of them, or (without
+	// transactions) a prefix of them, may be on the output; the Forwarder
+	// then opens a new session and reads back where the output stands.
+	// An error that retrying cannot cure is marked with Fatal (a fencing
+	// wraps ErrFenced).
 	Write(ctx context.Context, recs []Outgoing) error
 	// Close releases the session.
 	Close() error

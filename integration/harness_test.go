@@ -82,6 +82,9 @@ type outRecord struct {
 	DB    string
 	Value []byte
 	Where string
+	// Batch is a JetStream message's Nats-Batch-Id: the atomic batch it
+	// was published in ("" when published alone).
+	Batch string
 }
 
 // checkOutput asserts that out holds sequence numbers 1..N once each, in

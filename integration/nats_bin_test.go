@@ -78,7 +78,7 @@ func externalNATS(t *testing.T, ext string) *natsTarget {
 	ctx := ctxTimeout(t, time.Minute)
 	for _, cfg := range []njs.StreamConfig{
 		{Name: k.in, Subjects: []string{k.inSubj}, Storage: njs.FileStorage},
-		{Name: k.out, Subjects: []string{k.outSubj}, Storage: njs.FileStorage, DenyDelete: true, DenyPurge: true},
+		{Name: k.out, Subjects: []string{k.outSubj}, Storage: njs.FileStorage, DenyDelete: true, DenyPurge: true, AllowAtomicPublish: true},
 	} {
 		var err error
 		for _, r := range []int{3, 1} {

@@ -140,7 +140,7 @@ func (c *natsCluster) createStreams() njs.JetStream {
 	_, js := c.js()
 	for _, cfg := range []njs.StreamConfig{
 		{Name: inStream, Subjects: []string{inSubject}, Replicas: 3, Storage: njs.FileStorage},
-		{Name: outStream, Subjects: []string{outSubject}, Replicas: 3, Storage: njs.FileStorage, DenyDelete: true, DenyPurge: true},
+		{Name: outStream, Subjects: []string{outSubject}, Replicas: 3, Storage: njs.FileStorage, DenyDelete: true, DenyPurge: true, AllowAtomicPublish: true},
 	} {
 		waitFor(c.t, 30*time.Second, "stream "+cfg.Name, func() bool {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -197,7 +197,8 @@ func readSubject(t *testing.T, js njs.JetStream, stream, subject string) []outRe
 		}
 		var l broker.Last
 		l.SetHeader(broker.HeaderSeq, []byte(m.Header.Get(broker.HeaderSeq)))
-		out = append(out, outRecord{Seq: l.Seq, DB: m.Header.Get(broker.HeaderDB), Value: m.Data, Where: fmt.Sprintf("%s sequence %d", stream, seq)})
+		out = append(out, outRecord{Seq: l.Seq, DB: m.Header.Get(broker.HeaderDB), Value: m.Data, Where: fmt.Sprintf("%s sequence %d", stream, seq),
+			Batch: m.Header.Get("Nats-Batch-Id")})
 	}
 	return out
 }
@@ -373,7 +374,7 @@ func TestJetStreamSecondWriterOnOneSubjectIsRefused(t *testing.T) {
 func TestJetStreamOutputSharingItsStreamWithAnotherSubjectStillGetsEveryRecordOnce(t *testing.T) {
 	c := newNATS(t)
 	_, js := c.js()
-	cfg := njs.StreamConfig{Name: "MIXED", Subjects: []string{"mixed.out", "mixed.noise"}, Replicas: 1, Storage: njs.FileStorage, DenyDelete: true, DenyPurge: true}
+	cfg := njs.StreamConfig{Name: "MIXED", Subjects: []string{"mixed.out", "mixed.noise"}, Replicas: 1, Storage: njs.FileStorage, DenyDelete: true, DenyPurge: true, AllowAtomicPublish: true}
 	waitFor(t, 30*time.Second, "stream MIXED", func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

@@ -17,10 +17,18 @@
 //
 // # Output
 //
-// Output publishes to one literal subject. Every message carries
-// Nats-Msg-Id "<sink-id>:<seq>" and Nats-Expected-Last-Subject-Sequence,
-// so that the stream refuses a writer that is not up to date; JetStream
-// has no producer fencing, so of two live writers the one whose publish is
-// refused stops (broker.ErrFenced), whichever started last. Open reads
-// back the subject's last message for the broker.Forwarder to verify.
+// Output publishes to one literal subject, in nats-server's atomic
+// batches (ADR-50, nats-server 2.12 or later, streams with allow_atomic):
+// one batch per group of records the broker.Forwarder hands it, split to
+// stay within the server's 1,000 messages a batch and a byte bound. Every
+// message carries Nats-Msg-Id "<sink-id>:<seq>"; the first of each batch
+// carries Nats-Expected-Last-Subject-Sequence, so that the stream stores
+// a batch whole only while the subject's last message is the one this
+// writer knows, and refuses it whole otherwise (ErrWrongLast). JetStream
+// has no producer fencing, so of two live writers the one refused first
+// stops (broker.ErrFenced), whichever started last. On a stream without
+// allow_atomic, Output publishes one record at a time, each expecting the
+// sequence the previous one got, and logs once how to enable batches.
+// Open reads back the subject's last message for the broker.Forwarder to
+// verify. The Output doc comment gives the exactly-once argument.
 package jetstream

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/cdclog/cdclog/broker"
@@ -12,8 +13,25 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// DefaultAckTimeout bounds the wait for a publish's acknowledgement.
-const DefaultAckTimeout = 30 * time.Second
+// Defaults of an Output.
+const (
+	// DefaultAckTimeout bounds the wait for a publish's or a batch's
+	// acknowledgement.
+	DefaultAckTimeout = 30 * time.Second
+	// DefaultBatchMessages is nats-server's default limit on the
+	// messages of one atomic batch (max_batch_size in the jetstream
+	// limits of its configuration).
+	DefaultBatchMessages = 1000
+	// DefaultBatchBytes bounds the record values of one atomic batch,
+	// which the stream's leader holds in memory until the commit.
+	DefaultBatchBytes = 1 << 20
+)
+
+// ErrWrongLast: the stream refused a publish or an atomic batch because
+// the subject's last message is not the one this writer last wrote or
+// read back: another writer published to the subject since. Nothing of
+// the refused publish or batch is on the stream.
+var ErrWrongLast = errors.New("another writer published to the subject")
 
 // OutputOptions configure an Output.
 type OutputOptions struct {
@@ -27,33 +45,90 @@ type OutputOptions struct {
 	// AckTimeout bounds the wait for acknowledgements; zero means
 	// DefaultAckTimeout.
 	AckTimeout time.Duration
+	// BatchMessages and BatchBytes bound an atomic batch: at most
+	// BatchMessages messages, and at most BatchBytes bytes of values
+	// unless one value alone is larger. Zero means DefaultBatchMessages
+	// and DefaultBatchBytes. A server whose max_batch_size is lower
+	// refuses a batch as too large; the Output then lowers its bound to
+	// the server's limit (or halves it, should the refusal not say it).
+	BatchMessages, BatchBytes int
 }
 
-// Output is a subject of a JetStream stream, as a broker.Output. Every
-// publish carries Nats-Expected-Last-Subject-Sequence, the stream
-// sequence of the subject's last message as this writer knows it, so the
-// stream refuses a message from a writer that is not up to date: of two
-// writers, the one that publishes second is refused. Nats-Msg-Id
-// "<sink-id>:<seq>" makes a re-sent record a duplicate within the
-// stream's duplicate window.
+// Output is a subject of a JetStream stream, as a broker.Output. It
+// publishes in atomic batches (nats-server 2.12 or later, on a stream
+// with allow_atomic), one batch per group of records the Forwarder hands
+// it, split to stay within BatchMessages and BatchBytes; on a stream that
+// does not allow atomic publish it falls back to publishing one record at
+// a time, and says so once in the log.
 //
-// Publishes go one at a time: each waits for its acknowledgement and the
-// next expects the sequence it got, so a refused publish is never
-// followed by an accepted one (one round trip and one stored, replicated
-// write per record). Pipelining them, each expecting the previous one's
-// guessed sequence, is unsafe: after a refusal, a later guess can match
-// another writer's message and leave a gap. nats-server's atomic batch
-// publish would allow batches; it is not used yet.
+// Every message carries Nats-Msg-Id "<sink-id>:<seq>" and the headers
+// broker.HeaderSeq, HeaderDB and HeaderWriter. The first message of each
+// batch carries Nats-Expected-Last-Subject-Sequence: the stream sequence
+// of the subject's last message as this writer knows it (read back at
+// Open, or acknowledged for the writer's previous batch). The server
+// checks it when the batch commits, and stores the whole batch or none of
+// it; it takes the expected sequence only on the first message for a
+// subject in a batch, and refuses a batch whose Nats-Msg-Id duplicates a
+// message in the stream's duplicate window. A session sends its next
+// batch only after the previous one was acknowledged, and ends at its
+// first error. So:
+//
+//   - Every sequence number is on the subject exactly once, in order: a
+//     batch of records S+1..S+k lands only while the subject's last
+//     message is the one holding record S, and lands whole.
+//   - A second writer is refused: once one writer's batch moved the
+//     subject's last message, a batch of the other, expecting the old
+//     one, is refused whole (ErrWrongLast), and that writer's next
+//     session finds the first one's records and stops with
+//     broker.ErrFenced. JetStream has no producer fencing, so of two live
+//     writers the one refused first stops, whichever started last.
+//   - A refused batch is never followed by an accepted one: the session
+//     ends at the refusal, before sending anything else.
+//   - A batch whose commit was sent but whose acknowledgement was lost
+//     (a connection cut, a leader killed, a timeout) is on the stream
+//     whole or not at all. The next session reads back the subject's last
+//     record and resumes after it, re-sending the batch only if it is not
+//     there. A new stream leader serves only after applying what its
+//     predecessor committed, and a read-back that is still stale makes
+//     the re-sent batch expect the wrong last sequence (or repeat a
+//     Nats-Msg-Id), which refuses it.
+//
+// Publishing one record at a time keeps the same argument with batches of
+// one: each publish expects the sequence the previous one got, at one
+// round trip and one replicated write per record. Pipelining single
+// publishes, each expecting the previous one's guessed sequence, would be
+// unsafe: after a refusal, a later guess can match another writer's
+// message and leave a gap.
 type Output struct {
 	o OutputOptions
+	// maxMessages is the batch bound, lowered when a server refuses a
+	// batch as too large.
+	maxMessages atomic.Int64
+	// mode is how the last session published (0 before the first one):
+	// a change is logged.
+	mode atomic.Int32
 }
+
+// Publishing modes of an Output's sessions.
+const (
+	modeSingle int32 = 1 + iota
+	modeBatch
+)
 
 // NewOutput returns an Output.
 func NewOutput(o OutputOptions) *Output {
 	if o.AckTimeout <= 0 {
 		o.AckTimeout = DefaultAckTimeout
 	}
-	return &Output{o: o}
+	if o.BatchMessages <= 0 {
+		o.BatchMessages = DefaultBatchMessages
+	}
+	if o.BatchBytes <= 0 {
+		o.BatchBytes = DefaultBatchBytes
+	}
+	out := &Output{o: o}
+	out.maxMessages.Store(int64(o.BatchMessages))
+	return out
 }
 
 // Name returns "nats:STREAM/SUBJECT".
@@ -97,10 +172,14 @@ func (o *Output) open(ctx context.Context, js jetstream.JetStream, st broker.Sta
 	if o.o.SinkID == "" {
 		o.o.SinkID = o.o.Subject
 	}
+	if cfg.NoAck {
+		return nil, broker.Last{}, fmt.Errorf("%w: nats:%s does not acknowledge publishes (no_ack): cdclog cannot know what it stored", broker.ErrOutputConfig, o.o.Stream)
+	}
 	if !cfg.DenyDelete || !cfg.DenyPurge {
 		o.o.logger().Warn("jetstream output: the stream allows deleting or purging messages; set deny_delete and deny_purge so that the output cannot lose records", "stream", o.o.Stream)
 	}
-	s := &session{o: o, js: js, st: st}
+	s := &session{o: o, js: js, st: st, atomic: cfg.AllowAtomicPublish}
+	o.logMode(s.atomic)
 	raw, err := stream.GetLastMsgForSubject(ctx, o.o.Subject)
 	switch {
 	case errors.Is(err, jetstream.ErrMsgNotFound):
@@ -118,52 +197,90 @@ func (o *Output) open(ctx context.Context, js jetstream.JetStream, st broker.Sta
 	return s, last, nil
 }
 
+// logMode says how the output publishes, when that changes.
+func (o *Output) logMode(atomic bool) {
+	mode := modeSingle
+	if atomic {
+		mode = modeBatch
+	}
+	if o.mode.Swap(mode) == mode {
+		return
+	}
+	log := o.o.logger()
+	if atomic {
+		log.Info("jetstream output: publishing in atomic batches", "stream", o.o.Stream, "subject", o.o.Subject, "batch_messages", o.maxMessages.Load())
+		return
+	}
+	log.Warn(fmt.Sprintf("jetstream output: stream %s does not allow atomic batch publish, so each record is published alone and waits for its acknowledgement (slow); "+
+		"enable it with `nats stream edit %s --allow-batch`, or allow_atomic: true in the stream's configuration (nats-server 2.12 or later)", o.o.Stream, o.o.Stream),
+		"stream", o.o.Stream)
+}
+
 // session publishes with the expected last subject sequence.
 type session struct {
 	o  *Output
 	nc *nats.Conn
 	js jetstream.JetStream
 	st broker.Stamp
+	// atomic is whether the stream allows atomic batch publish.
+	atomic bool
 	// last is the stream sequence of the subject's last message.
 	last uint64
 }
 
-// Write publishes recs one at a time.
+// Write publishes recs in order: in atomic batches where the stream
+// allows them, else one at a time. On error a prefix of recs (whole
+// batches) may be on the stream, and the session must not write again.
 func (s *session) Write(ctx context.Context, recs []broker.Outgoing) error {
-	for _, r := range recs {
-		if err := s.publish(ctx, r); err != nil {
+	if !s.atomic {
+		for _, r := range recs {
+			if err := s.publish(ctx, r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, b := range split(recs, int(s.o.maxMessages.Load()), s.o.o.BatchBytes) {
+		if err := s.commit(ctx, b); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// publish sends r expecting the subject's last sequence as known, and
-// waits for its acknowledgement.
-func (s *session) publish(ctx context.Context, r broker.Outgoing) error {
+// message returns r as a message to the subject, with its Nats-Msg-Id
+// and cdclog's headers.
+func (s *session) message(r broker.Outgoing) *nats.Msg {
 	m := nats.NewMsg(s.o.o.Subject)
 	m.Data = r.Value
 	seq := strconv.FormatUint(r.Seq, 10)
 	m.Header.Set(jetstream.MsgIDHeader, s.o.o.SinkID+":"+seq)
-	m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(s.last, 10))
 	m.Header.Set(broker.HeaderSeq, seq)
 	m.Header.Set(broker.HeaderDB, s.st.DB)
 	m.Header.Set(broker.HeaderWriter, s.st.Writer)
+	return m
+}
+
+// publish sends r alone, expecting the subject's last sequence as known,
+// and waits for its acknowledgement.
+func (s *session) publish(ctx context.Context, r broker.Outgoing) error {
+	m := s.message(r)
+	m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(s.last, 10))
 	actx, cancel := context.WithTimeout(ctx, s.o.o.AckTimeout)
 	defer cancel()
 	ack, err := s.js.PublishMsg(actx, m)
 	if err != nil {
 		if wrongLast(err) {
-			return fmt.Errorf("publish record %d: another writer published to %s: %w", r.Seq, s.o.Name(), err)
+			return fmt.Errorf("%s: publish record %d: %w: %w", s.o.Name(), r.Seq, ErrWrongLast, err)
 		}
-		return fmt.Errorf("publish record %d: %w", r.Seq, err)
+		return fmt.Errorf("%s: publish record %d: %w", s.o.Name(), r.Seq, err)
 	}
 	s.last = ack.Sequence
 	return nil
 }
 
-// wrongLast reports whether the stream refused a publish for its
-// expected last subject sequence.
+// wrongLast reports whether the stream refused a publish or a batch for
+// its expected last subject sequence.
 func wrongLast(err error) bool {
 	var api *jetstream.APIError
 	return errors.As(err, &api) && (api.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||

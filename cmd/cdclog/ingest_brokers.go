@@ -37,7 +37,7 @@ func sinkFlags() []cli.Flag {
 		&cli.StringFlag{Name: "sink-id", Usage: "`ID` of the output's writer: a newer writer with the same id fences the older (default: the topic or subject)"},
 		&cli.BoolFlag{Name: "takeover", Usage: "accept an output whose last record this database did not write, or that is ahead of it, and go on after that record"},
 		&cli.DurationFlag{Name: "transaction-timeout", Value: kafka.DefaultTransactionTimeout, Usage: "Kafka output: the producer's transaction timeout `D` (the brokers' transaction.max.timeout.ms must allow it)"},
-		&cli.DurationFlag{Name: "sink-timeout", Value: defaultSinkTimeout, Usage: "bound the read-back of the output's last record, and the wait for a JetStream publish's acknowledgement, to `D`"},
+		&cli.DurationFlag{Name: "sink-timeout", Value: defaultSinkTimeout, Usage: "bound the read-back of the output's last record, and the wait for the acknowledgement of a JetStream publish or atomic batch, to `D`"},
 	}
 }
 

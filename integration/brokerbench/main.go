@@ -47,7 +47,9 @@ type bench struct {
 	fileSecs  float64
 	natsNodes int
 	sync      bool
+	atomic    bool
 	runs      int
+	profile   string // where cdclog's CPU profiles go ("": none)
 }
 
 func main() {
@@ -57,6 +59,8 @@ func main() {
 	flag.StringVar(&b.dir, "dir", os.TempDir(), "working directory (a real disk: fsync is free on tmpfs)")
 	flag.IntVar(&b.natsNodes, "nats-nodes", 3, "nodes of the NATS cluster (its streams have as many replicas, at most 3)")
 	flag.BoolVar(&b.sync, "nats-sync", true, "nats-server syncs every write (sync_interval: always), as docs/brokers.md asks")
+	flag.BoolVar(&b.atomic, "nats-atomic", true, "the JetStream output stream allows atomic batch publish (allow_atomic); false measures cdclog's one-at-a-time fallback")
+	flag.StringVar(&b.profile, "profile", "", "write each broker run's cdclog CPU profile to `DIR`/NAME.cpu (go tool pprof BIN FILE)")
 	flag.IntVar(&b.runs, "runs", 1, "runs of each measurement; the best (fewest seconds) is shown")
 	skip := flag.String("skip", "", "comma-separated runs to skip: kafka, nats, nats-out (nats -> nats only)")
 	flag.Parse()
@@ -149,7 +153,11 @@ func (b *bench) fresh(name string, r int) string {
 // start to done.
 func (b *bench) timed(name string, args []string, done func() bool) float64 {
 	var stderr bytes.Buffer
-	cmd := exec.Command(b.bin, append([]string{"--log-level", "warn", "ingest"}, args...)...)
+	global := []string{"--log-level", "warn"}
+	if b.profile != "" {
+		global = append(global, "--cpuprofile", filepath.Join(b.profile, strings.NewReplacer(" -> ", "-to-", " ", "-").Replace(name)+".cpu"))
+	}
+	cmd := exec.Command(b.bin, append(append(global, "ingest"), args...)...)
 	cmd.Stderr = &stderr
 	start := time.Now()
 	check(cmd.Start())
@@ -270,6 +278,7 @@ func (b *bench) nats(out bool) [][]string {
 		}
 		check(err)
 	}
+	loadStart := time.Now()
 	for i := range b.msgs {
 		if _, err := js.PublishAsync("cdc.in", cdc.AppendJSON(nil, &b.msgs[i])); err != nil {
 			log.Fatal(err)
@@ -279,6 +288,8 @@ func (b *bench) nats(out bool) [][]string {
 		}
 	}
 	<-js.PublishAsyncComplete()
+	load := time.Since(loadStart).Seconds()
+	log.Printf("loading the input stream: %.2fs", load)
 	var hosts []string
 	for _, u := range urls {
 		hosts = append(hosts, strings.TrimPrefix(u, "nats://"))
@@ -292,21 +303,28 @@ func (b *bench) nats(out bool) [][]string {
 	if b.sync {
 		note += ", sync always"
 	}
-	rows := [][]string{b.row("nats -> file", s1, note)}
+	rows := [][]string{
+		b.row("loader -> nats", load, note+"; no cdclog: the benchmark's PublishAsync of the input, 1,000 in flight"),
+		b.row("nats -> file", s1, note),
+	}
 	if !out {
 		return rows
 	}
 	s2 := b.best(func(run int) float64 {
 		name := fmt.Sprintf("OUT%d", run) // each run's database writes a stream of its own
 		subject := fmt.Sprintf("clean.out%d", run)
-		out, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: name, Subjects: []string{subject}, Replicas: r, Storage: jetstream.FileStorage, DenyDelete: true, DenyPurge: true})
+		out, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: name, Subjects: []string{subject}, Replicas: r, Storage: jetstream.FileStorage, DenyDelete: true, DenyPurge: true, AllowAtomicPublish: b.atomic})
 		check(err)
 		return b.timed("nats -> nats", []string{"--db", b.fresh("nats-nats.db", run), "--from", url + "IN", "--to", url + name + "/" + subject}, func() bool {
 			info, err := out.Info(ctx)
 			return err == nil && info.State.Msgs >= uint64(b.records)
 		})
 	})
-	return append(rows, b.row("nats -> nats", s2, note+"; one publish per record"))
+	how := "; atomic batches"
+	if !b.atomic {
+		how = "; one publish per record (no allow_atomic)"
+	}
+	return append(rows, b.row("nats -> nats", s2, note+how))
 }
 
 // startNATS starts a cluster of n nodes with JetStream on loopback.
