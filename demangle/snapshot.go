@@ -174,7 +174,7 @@ func (r *Receiver) restoreTime(st snapTime, get func(int) (*stmt, error)) error 
 		r.countTimes.push(st.Time)
 	}
 	for _, u := range st.Updates {
-		if u.Diff == 0 || len(u.Data) == 0 || ts.find(u.Data) >= 0 {
+		if u.Diff == 0 || len(u.Data) == 0 || ts.find(u.Data) != nil {
 			return fmt.Errorf("%w: bad update at time %d", ErrSnapshot, st.Time)
 		}
 		ts.add(heldUpdate{data: u.Data, diff: u.Diff, pos: decodePos(u.Pos)})

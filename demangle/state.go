@@ -3,6 +3,7 @@ package demangle
 import (
 	"bytes"
 	"slices"
+	"unsafe"
 
 	"github.com/cdclog/cdclog/cdc"
 )
@@ -22,7 +23,18 @@ type timeState struct {
 	index     map[string]int
 	// own holds a statement about this time alone (see holdSingle).
 	own stmt
+	// bytes is what the time costs in memory, as counted for the
+	// receiver's budget (see horizon.go).
+	bytes int64
 }
+
+// What held state costs, as the receiver counts it against its budget:
+// about what it takes in memory, not to the byte (the data's own bytes
+// come on top of an update's).
+const (
+	updateCost = int64(unsafe.Sizeof(heldUpdate{})) + 16
+	timeCost   = int64(unsafe.Sizeof(timeState{})) + 16
+)
 
 // heldUpdate is one distinct update at a time; its data is the receiver's
 // own copy.
@@ -38,9 +50,23 @@ type heldUpdate struct {
 type stmt struct {
 	p   cdc.Progress
 	pos cdc.Pos
+	// seq is the statement's acceptance number (see Held.Seq).
+	seq uint64
+	// rejected lists, sorted, the times whose claim was rejected as a
+	// violation (nearly always none).
+	rejected []uint64
+	// spanning is set while the statement is on the receiver's list of
+	// statements reaching past the horizon.
+	spanning bool
 	// one holds the count of a single-count statement (the common shape),
 	// so that the statement and its counts are one allocation.
 	one [1]cdc.Count
+}
+
+// rejects reports whether the statement's claim about t was rejected.
+func (s *stmt) rejects(t uint64) bool {
+	_, found := slices.BinarySearch(s.rejected, t)
+	return found
 }
 
 // ref returns the statement as a message and its position; nil gives the
@@ -57,23 +83,32 @@ func (h *heldUpdate) message(t uint64) cdc.Message {
 	return cdc.NewUpdate(h.data, t, h.diff)
 }
 
-// find returns the index of the update with this data, or -1.
-func (ts *timeState) find(data []byte) int {
+// len returns the number of distinct updates held.
+func (ts *timeState) len() int { return len(ts.updates) }
+
+// first and last return the first and the last update held; there must
+// be one.
+func (ts *timeState) first() *heldUpdate { return &ts.updates[0] }
+func (ts *timeState) last() *heldUpdate  { return &ts.updates[len(ts.updates)-1] }
+
+// find returns the update with this data, or nil.
+func (ts *timeState) find(data []byte) *heldUpdate {
 	if ts.index != nil {
 		if i, ok := ts.index[string(data)]; ok {
-			return i
+			return &ts.updates[i]
 		}
-		return -1
+		return nil
 	}
 	for i := range ts.updates {
 		if bytes.Equal(ts.updates[i].data, data) {
-			return i
+			return &ts.updates[i]
 		}
 	}
-	return -1
+	return nil
 }
 
-func (ts *timeState) add(h heldUpdate) {
+// add holds h, whose data is not held yet, and returns what it costs.
+func (ts *timeState) add(h heldUpdate) int64 {
 	ts.updates = append(ts.updates, h)
 	switch {
 	case ts.index != nil:
@@ -84,6 +119,9 @@ func (ts *timeState) add(h heldUpdate) {
 			ts.index[string(ts.updates[i].data)] = i
 		}
 	}
+	cost := updateCost + int64(len(h.data))
+	ts.bytes += cost
+	return cost
 }
 
 // emit appends the time's updates to out in canonical order: by data bytes,

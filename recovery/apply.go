@@ -140,6 +140,15 @@ func (p *Processor) apply(w *work) {
 			var err error
 			before := len(out)
 			out, o, err = p.push(out, m, at)
+			res.Output += len(out) - before
+			if o == demangle.Accepted {
+				// Also a statement with some claims rejected (err set):
+				// its other claims are held, so it is logged.
+				res.Accepted++
+				w.accepted = append(w.accepted, accepted{m: m, source: p.cp.source(at.Source),
+					line: nonNegative(at.Line), offset: nonNegative(at.Offset)})
+				p.cp.NextArrival++
+			}
 			if err != nil {
 				if p.opts.OnError == cdc.Fail {
 					w.errs[i] = err
@@ -148,13 +157,7 @@ func (p *Processor) apply(w *work) {
 				p.setAside(w, res, at, m, err)
 			}
 			res.Applied++
-			res.Output += len(out) - before
 			switch o {
-			case demangle.Accepted:
-				res.Accepted++
-				w.accepted = append(w.accepted, accepted{m: m, source: p.cp.source(at.Source),
-					line: nonNegative(at.Line), offset: nonNegative(at.Offset)})
-				p.cp.NextArrival++
 			case demangle.Duplicate:
 				res.Duplicates++
 			case demangle.Stale:

@@ -40,8 +40,10 @@ func (r *Reader) rederive(tx *bolt.Tx, start rederiveStart, fn func(*cdc.Message
 			return fmt.Errorf("%w: WAL entry %d: %v", ErrCorrupt, e.Arrival, err)
 		}
 		at := cdc.Pos{Source: r.cp.sourceName(e.Source), Line: int64(e.Line), Offset: int64(e.Offset)}
+		var o demangle.Outcome
 		var err error
-		if out, _, err = recv.Push(out[:0], &m, at); err != nil {
+		// A statement with some claims rejected was logged for its others.
+		if out, o, err = recv.Push(out[:0], &m, at); err != nil && o != demangle.Accepted {
 			return fmt.Errorf("%w: WAL entry %d: %v", ErrInconsistent, e.Arrival, err)
 		}
 		for i := range out {

@@ -1,9 +1,11 @@
 package recovery
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 
 	"github.com/cdclog/cdclog/cdc"
 	"github.com/cdclog/cdclog/demangle"
@@ -84,49 +86,52 @@ type replayed struct {
 const replayBatch = 1024
 
 // decodeWAL sends the WAL entries from the checkpointed frontier on, in
-// batches; it returns errStop when stop closes first.
+// batches, in the order they were accepted: when two contradict each
+// other (a statement whose claims were held in part), the first one wins.
+// It returns errStop when stop closes first.
 func decodeWAL(tx *bolt.Tx, cp *checkpoint, batches chan<- []replayed, stop <-chan struct{}) error {
-	batch := make([]replayed, 0, replayBatch)
-	send := func() error {
-		select {
-		case batches <- batch:
-			batch = make([]replayed, 0, replayBatch)
-			return nil
-		case <-stop:
-			return errStop
-		}
-	}
 	l, err := readLayout(tx)
 	if err != nil {
 		return err
 	}
+	var all []replayed
 	err = l.wal.Scan(tx, cp.Frontier, func(e *wal.Entry) error {
 		r := replayed{arrival: e.Arrival,
 			at: cdc.Pos{Source: cp.sourceName(e.Source), Line: int64(e.Line), Offset: int64(e.Offset)}}
 		if _, err := cdc.ParseBinary(e.Body, &r.m); err != nil {
 			return fmt.Errorf("%w: WAL entry %d: %v", ErrCorrupt, e.Arrival, err)
 		}
-		batch = append(batch, r)
-		if len(batch) == replayBatch {
-			return send()
-		}
+		all = append(all, r)
 		return nil
 	})
-	if err == nil && len(batch) > 0 {
-		err = send()
+	if err != nil {
+		return err
 	}
-	return err
+	slices.SortFunc(all, func(a, b replayed) int { return cmp.Compare(a.arrival, b.arrival) })
+	for len(all) > 0 {
+		n := min(len(all), replayBatch)
+		select {
+		case batches <- all[:n:n]:
+			all = all[n:]
+		case <-stop:
+			return errStop
+		}
+	}
+	return nil
 }
 
 // pushReplayed pushes the decoded entries; none may be refused or release
-// output, since the checkpoint was written with all of them pushed.
+// output, since the checkpoint was written with all of them pushed (a
+// statement some of whose claims were rejected, and reported, when it
+// arrived has them rejected again: it was accepted for its others).
 func pushReplayed(recv *demangle.Receiver, batches <-chan []replayed) error {
 	var out []cdc.Message
 	for batch := range batches {
 		for i := range batch {
 			r := &batch[i]
+			var o demangle.Outcome
 			var err error
-			if out, _, err = recv.Push(out, &r.m, r.at); err != nil {
+			if out, o, err = recv.Push(out, &r.m, r.at); err != nil && o != demangle.Accepted {
 				return fmt.Errorf("%w: replaying WAL entry %d: %v", ErrInconsistent, r.arrival, err)
 			}
 			if len(out) > 0 {
