@@ -117,12 +117,12 @@ func (r *Receiver) trim() {
 		r.cover.spans = nil
 		r.countTimes = timeHeap{}
 		r.zeroStmts = stmtHeap{}
-		r.spanning, r.judgedPairs = nil, nil
+		r.spanning, r.judged = nil, nil
 		return
 	}
 	r.times.slide(r.frontier)
 	r.cover.trim(r.frontier)
 	r.countTimes.popBelow(r.frontier)
 	r.zeroStmts.popBelow(r.frontier)
-	r.judgedPairs = slices.DeleteFunc(r.judgedPairs, func(j judgedPair) bool { return j.last < r.frontier })
+	r.judged = slices.DeleteFunc(r.judged, func(j Judged) bool { return j.Last < r.frontier })
 }

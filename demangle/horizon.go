@@ -38,11 +38,37 @@ const loadWindow = windowSize
 // then undefined, and it must not be used again.
 var ErrStore = errors.New("pending-state store failed")
 
-// judgedPair says that every message numbered below seq was judged for
-// every time up to last: a message delivered again by the store (after
-// Shed, or when a restart loads what a checkpoint held) is not reported
-// or counted again.
-type judgedPair struct{ last, seq uint64 }
+// Judged says that every message numbered below Seq was judged for every
+// time up to Last: a message the store delivers again (after Shed, or
+// when a restart loads what a checkpoint held) is not reported or counted
+// again.
+type Judged struct{ Last, Seq uint64 }
+
+// HorizonState is what an owner checkpoints, besides the frontier and the
+// counters, to restore the receiver with Restore: where the horizon is,
+// the next acceptance number, how many messages beyond the horizon are
+// not judged yet, and which messages the store may deliver again that
+// were judged already.
+type HorizonState struct {
+	Horizon uint64
+	Spilled bool
+	Seq     uint64
+	Cold    int64
+	Judged  []Judged
+}
+
+// HorizonState returns the receiver's horizon state, for a checkpoint.
+func (r *Receiver) HorizonState() HorizonState {
+	return HorizonState{Horizon: r.horizon, Spilled: r.spilled, Seq: r.seq, Cold: r.cold, Judged: slices.Clone(r.judged)}
+}
+
+// addJudged records that every message accepted so far was judged for
+// every time up to last, dropping the records that says less.
+func (r *Receiver) addJudged(last uint64) {
+	j := Judged{Last: last, Seq: r.seq}
+	r.judged = slices.DeleteFunc(r.judged, func(o Judged) bool { return o.Last <= j.Last && o.Seq <= j.Seq })
+	r.judged = append(r.judged, j)
+}
 
 // UseStore gives the receiver a store for what is beyond its budget:
 // budget bytes of held state (0: DefaultBudget). It must be called
@@ -225,7 +251,7 @@ func (r *Receiver) applyHeld(h *Held, lo, last uint64) *stmt {
 			return nil
 		}
 		o, err := r.takeUpdate(u, h.At)
-		if r.judged(h.Seq, u.Time) {
+		if r.wasJudged(h.Seq, u.Time) {
 			return nil
 		}
 		if h.Seq != 0 {
@@ -244,7 +270,7 @@ func (r *Receiver) applyHeld(h *Held, lo, last uint64) *stmt {
 	}
 	p := &h.Msg.Progress
 	first := max(p.Lower, lo, r.frontier)
-	if first <= last && !r.judged(h.Seq, first) && h.Seq != 0 {
+	if first <= last && !r.wasJudged(h.Seq, first) && h.Seq != 0 {
 		r.cold--
 	}
 	s := r.applyClaims(p, h.At, h.Seq, lo, last, nil)
@@ -267,7 +293,7 @@ func (r *Receiver) applyClaims(p *cdc.Progress, at cdc.Pos, seq, lo, last uint64
 		return s
 	}
 	res := r.claim(p, first, end, at, seq, s)
-	if v := res.violation; v != nil && !r.judged(seq, v.Time) {
+	if v := res.violation; v != nil && !r.wasJudged(seq, v.Time) {
 		r.stats.Violations++
 		r.defer_(v)
 	}
@@ -279,9 +305,9 @@ func (r *Receiver) applyClaims(p *cdc.Progress, at cdc.Pos, seq, lo, last uint64
 
 // judged reports whether the message numbered seq was judged earlier for
 // time t (see judgedPair).
-func (r *Receiver) judged(seq, t uint64) bool {
-	for _, j := range r.judgedPairs {
-		if t <= j.last && seq < j.seq {
+func (r *Receiver) wasJudged(seq, t uint64) bool {
+	for _, j := range r.judged {
+		if t <= j.Last && seq < j.Seq {
 			return true
 		}
 	}
@@ -361,7 +387,7 @@ func (r *Receiver) Shed() error {
 	if r.spilled {
 		last = r.horizon - 1
 	}
-	r.judgedPairs = append(r.judgedPairs, judgedPair{last: last, seq: r.seq})
+	r.addJudged(last)
 	if err := r.store.Shed(from, r.spill(from)); err != nil {
 		return fmt.Errorf("%w: %w", ErrStore, err)
 	}
@@ -446,32 +472,31 @@ func (r *Receiver) drop(t uint64) {
 }
 
 // Restore brings back into memory, after Resume and UseStore, what a
-// receiver held in memory when its state was checkpointed: every message
-// the store holds about the times from the frontier to horizon (all of
-// them when not spilled), as judged then (nothing is reported or counted
-// again). seq is the next acceptance number and cold the Cold count, as
-// checkpointed.
-func (r *Receiver) Restore(horizon uint64, spilled bool, seq uint64, cold int64) error {
+// receiver held in memory when its state was checkpointed (s, from
+// HorizonState): every message the store holds about the times from the
+// frontier to the horizon (all of them when not spilled), as judged then:
+// nothing is reported or counted again.
+func (r *Receiver) Restore(s HorizonState) error {
 	if r.store == nil {
 		return errors.New("demangle: Restore needs a store")
 	}
-	r.seq = seq
+	r.seq = max(s.Seq, 1)
 	if r.done {
 		return nil
 	}
 	last := uint64(math.MaxUint64)
-	if spilled {
-		if horizon <= r.frontier {
-			return fmt.Errorf("demangle: horizon %d is not above the frontier %d", horizon, r.frontier)
+	if s.Spilled {
+		if s.Horizon <= r.frontier {
+			return fmt.Errorf("demangle: horizon %d is not above the frontier %d", s.Horizon, r.frontier)
 		}
-		last = horizon - 1
+		last = s.Horizon - 1
 	}
-	r.judgedPairs = append(r.judgedPairs, judgedPair{last: last, seq: seq})
+	r.judged = append(slices.Clone(s.Judged), Judged{Last: last, Seq: r.seq})
 	r.spilled, r.horizon, r.next, r.more = true, r.frontier, r.frontier, true
 	if err := r.load(last); err != nil {
 		return err
 	}
-	r.cold = cold
+	r.cold = s.Cold
 	out, err := r.advance(nil)
 	if err != nil {
 		return err

@@ -90,11 +90,11 @@ type Receiver struct {
 	// spanning lists, by seq, the statements whose claims from the
 	// horizon on are still to be applied.
 	spanning []*stmt
-	// judgedPairs say which messages the store may deliver again that
+	// judged say which messages the store may deliver again that
 	// were judged already; deferred holds the violations found in
 	// messages taken back from the store, for Deferred.
-	judgedPairs []judgedPair
-	deferred    []*ViolationError
+	judged   []Judged
+	deferred []*ViolationError
 }
 
 // maxFree bounds the reusable time states kept.

@@ -2,6 +2,7 @@ package recovery
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"time"
 
@@ -67,8 +68,47 @@ func (p *Processor) applyLoop() {
 			p.apply(w)
 		}
 		p.prepared <- w
+		if p.failure() == nil && p.recv.NeedShed() {
+			// The store, the WAL, must hold everything the receiver
+			// drops: wait until every batch applied has committed.
+			p.drain()
+			if err := p.shedIfNeeded(); err != nil {
+				p.fail(err)
+			}
+		}
 	}
 }
+
+// drain waits until every work is idle: every batch applied so far has
+// committed (or failed).
+func (p *Processor) drain() {
+	ws := make([]*work, 0, workCount)
+	for range workCount {
+		ws = append(ws, <-p.works)
+	}
+	for _, w := range ws {
+		p.works <- w
+	}
+}
+
+// shedIfNeeded moves what the receiver holds beyond its budget out of
+// memory; everything it holds must be committed (see demangle Shed).
+func (p *Processor) shedIfNeeded() error {
+	if !p.recv.NeedShed() {
+		return nil
+	}
+	before := p.recv.MemoryBytes()
+	if err := p.recv.Shed(); err != nil {
+		return fmt.Errorf("the pending state on disk: %w", err)
+	}
+	h, _ := p.recv.Horizon()
+	p.log.Debug("pending state shed to disk", "horizon", h, "memory_before", before, "memory_after", p.recv.MemoryBytes(),
+		"chunks", p.pending.chunkCount())
+	return nil
+}
+
+// stampPending records the receiver's horizon in cp.
+func (p *Processor) stampPending(cp *checkpoint) { cp.setHorizon(p.recv.HorizonState()) }
 
 // newWork returns a work for reqs, waiting for one of the fixed set of
 // works to be recycled.
@@ -123,6 +163,7 @@ func (p *Processor) collect(first *request, timer *time.Timer) []*request {
 func (p *Processor) apply(w *work) {
 	w.output.reset(p.cp.NextOutput)
 	w.firstArrival = p.cp.NextArrival
+	p.pending.begin(p.cp.NextBatch + 1) // the number its WAL chunks carry
 	out := w.out
 	for i, r := range w.reqs {
 		res := &w.results[i]
@@ -140,6 +181,10 @@ func (p *Processor) apply(w *work) {
 			var err error
 			before := len(out)
 			out, o, err = p.push(out, m, at)
+			if errors.Is(err, demangle.ErrStore) {
+				p.fail(fmt.Errorf("the pending state on disk: %w", err)) // the batch does not commit
+				return
+			}
 			res.Output += len(out) - before
 			if o == demangle.Accepted {
 				// Also a statement with some claims rejected (err set):
@@ -162,6 +207,10 @@ func (p *Processor) apply(w *work) {
 				res.Duplicates++
 			case demangle.Stale:
 				res.Stale++
+			}
+			if v := p.deferred(w, res); v != nil {
+				w.errs[i] = v
+				break
 			}
 		}
 		for k := range r.Rejects {
@@ -187,6 +236,7 @@ func (p *Processor) apply(w *work) {
 		cs.Chained, cs.Frontier, cs.Done = true, p.cp.Frontier, p.cp.Done
 	}
 	p.cp.Stats = p.recv.Stats()
+	p.stampPending(&p.cp)
 	p.cp.NextBatch++
 	w.cp = p.cp.clone()
 	w.status = captureReceiver(p.recv)
@@ -203,6 +253,27 @@ func (p *Processor) push(out []cdc.Message, m *cdc.Message, at cdc.Pos) ([]cdc.M
 		}
 	}
 	return p.recv.Push(out, m, at)
+}
+
+// deferred applies the policy to the violations found in messages the
+// receiver took back from beyond its horizon during the last push (see
+// demangle.Receiver.Deferred): messages accepted earlier, now dropped.
+// Under policy Fail it returns the first, which stops the request (the
+// message that made the receiver load them was applied), and logs the
+// others, which a rerun would not report again.
+func (p *Processor) deferred(w *work, res *Result) *demangle.ViolationError {
+	var first *demangle.ViolationError
+	for _, v := range p.recv.Deferred() {
+		switch {
+		case p.opts.OnError != cdc.Fail:
+			p.setAside(w, res, v.At, &v.Msg, v)
+		case first == nil:
+			first = v
+		default:
+			p.log.Warn("protocol violation", "error", v.Error())
+		}
+	}
+	return first
 }
 
 // setAside applies policy Skip or Quarantine to a rejected message.

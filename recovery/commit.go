@@ -45,6 +45,7 @@ func (p *Processor) commit(w *work, st *commitState) error {
 	if p.opts.Live != nil {
 		w.cp.LiveNext = st.liveNext
 	}
+	firstChunk := st.nextChunk
 	err := p.db.Update(func(tx *bolt.Tx) error {
 		p.releaseMapped(st)
 		p.db.Reserve()
@@ -67,6 +68,7 @@ func (p *Processor) commit(w *work, st *commitState) error {
 	if err != nil {
 		return fmt.Errorf("commit batch: %w", err)
 	}
+	p.pending.committed(w.cp.NextBatch, &w.wal, firstChunk)
 	st.nextChunk, st.sinkSize, st.sinkLimit = w.cp.NextChunk, w.cp.Sink.Size, w.cp.Sink.Limit
 	p.sinkw.setLimit(st.sinkLimit)
 	p.mu.Lock()

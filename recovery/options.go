@@ -3,6 +3,8 @@ package recovery
 import (
 	"io"
 	"log/slog"
+	"os"
+	"strconv"
 	"time"
 
 	"github.com/cdclog/cdclog/cdc"
@@ -53,7 +55,20 @@ type Options struct {
 	LockTimeout time.Duration
 	// NoSync skips fsyncs: only for throwaway databases.
 	NoSync bool
+	// PendingMemory is the memory the receiver's pending state may take
+	// (as the receiver counts it) before what is beyond it is left on
+	// disk, in the WAL, and read back as the frontier comes near (see
+	// "The pending state on disk" in the package documentation). Zero
+	// means demangle.DefaultBudget (32 MiB), or the value of the
+	// environment variable CDCLOG_PENDING_MEMORY (a number of bytes) when
+	// it is set: a knob for tests and tuning, for a cdclog whose command
+	// line does not set this field.
+	PendingMemory int64
 }
+
+// pendingMemoryEnv names the environment variable that sets the default
+// PendingMemory.
+const pendingMemoryEnv = "CDCLOG_PENDING_MEMORY"
 
 func (o *Options) withDefaults() Options {
 	c := *o
@@ -65,6 +80,11 @@ func (o *Options) withDefaults() Options {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.PendingMemory <= 0 {
+		if n, err := strconv.ParseInt(os.Getenv(pendingMemoryEnv), 10, 64); err == nil && n > 0 {
+			c.PendingMemory = n
+		}
 	}
 	return c
 }

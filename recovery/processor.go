@@ -24,6 +24,9 @@ type Processor struct {
 	// Owned by the apply goroutine once started.
 	recv *demangle.Receiver
 	cp   checkpoint
+	// pending keeps what the receiver holds beyond its horizon: the WAL
+	// (see pending.go).
+	pending *walStore
 	// msgpackOut is set when an output is written as msgpack, which
 	// cannot carry every data exactly (see push).
 	msgpackOut bool
@@ -87,12 +90,12 @@ func Open(path string, opts Options) (*Processor, error) {
 }
 
 func start(db *store.DB, o Options) (*Processor, error) {
-	cp, recv, err := recoverState(db, o.Start, o.Logger)
+	cp, recv, pending, err := recoverState(db, o.Start, o.PendingMemory, o.Logger)
 	if err != nil {
 		return nil, err
 	}
 	p := &Processor{
-		db: db, opts: o, log: o.Logger, recv: recv, cp: cp,
+		db: db, opts: o, log: o.Logger, recv: recv, cp: cp, pending: pending,
 		requests: make(chan *request, 16),
 		prepared: make(chan *work, 1),
 		works:    make(chan *work, workCount),
@@ -116,8 +119,16 @@ func start(db *store.DB, o Options) (*Processor, error) {
 		p.cp.LiveNext = p.cp.NextOutput
 	}
 	p.liveNext = p.cp.LiveNext
+	p.pending.source = p.cp.sourceName // the apply goroutine's checkpoint from now on
+	if err := p.shedIfNeeded(); err != nil {
+		return nil, err
+	}
+	p.stampPending(&p.cp)
 	err = db.Update(func(tx *bolt.Tx) error {
 		if err := store.EnsureID(tx); err != nil {
+			return err
+		}
+		if err := ensureSpansFrom(tx, p.cp.NextChunk); err != nil {
 			return err
 		}
 		p.id = store.ID(tx)
