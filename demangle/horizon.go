@@ -31,8 +31,16 @@ import (
 const DefaultBudget = 32 << 20
 
 // loadWindow is how many times, from the next time the store holds
-// something about, one load brings into memory.
-const loadWindow = windowSize
+// something about, one load brings into memory, and fillAhead how far
+// past the frontier loads keep the horizon: so that what is loaded lands
+// in the time index's window (timeIndex), where a time costs an array
+// slot rather than a map entry (with windows of windowSize, loaded times
+// fell past it and ingest of a held-back stream spent a quarter of its
+// time in map operations).
+const (
+	loadWindow = windowSize / 2
+	fillAhead  = windowSize / 2
+)
 
 // ErrStore is wrapped by the errors of the Store: the receiver's state is
 // then undefined, and it must not be used again.
@@ -112,8 +120,11 @@ func (r *Receiver) MemoryBytes() int64 { return r.bytes }
 // hold hands m, accepted at position at with from its first time beyond
 // the horizon, to the store.
 func (r *Receiver) hold(m cdc.Message, at cdc.Pos, from uint64) error {
-	h := Held{Msg: m, At: at, Seq: r.seq, From: from}
-	if err := r.store.Hold(&h); err != nil {
+	h := &r.holding // not a new one each time: it would escape to the heap
+	*h = Held{Msg: m, At: at, Seq: r.seq, From: from}
+	err := r.store.Hold(h)
+	*h = Held{}
+	if err != nil {
 		return fmt.Errorf("%w: %w", ErrStore, err)
 	}
 	if !r.more || from < r.next {
@@ -167,10 +178,12 @@ func (r *Receiver) ensure(t uint64) error {
 	return nil
 }
 
-// fill loads windows while the held state takes less than half the
-// budget, so that the frontier finds the times it reaches in memory.
+// fill loads windows while the horizon is less than fillAhead times past
+// the frontier and the held state takes less than half the budget, so
+// that the frontier finds the times it reaches in memory, and so do the
+// messages about them.
 func (r *Receiver) fill() error {
-	for r.spilled && r.bytes < r.budget/2 {
+	for r.spilled && r.bytes < r.budget/2 && r.horizon-r.frontier < fillAhead {
 		if err := r.loadNext(); err != nil {
 			return err
 		}

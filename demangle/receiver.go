@@ -95,6 +95,7 @@ type Receiver struct {
 	// messages taken back from the store, for Deferred.
 	judged   []Judged
 	deferred []*ViolationError
+	holding  Held // what hold hands the store
 }
 
 // maxFree bounds the reusable time states kept.

@@ -14,7 +14,8 @@ import (
 // memory; the durable processor (package recovery) keeps them in its
 // write-ahead log on disk.
 type Store interface {
-	// Hold keeps h (its data is the caller's: copy what is kept).
+	// Hold keeps h (its data is the caller's: copy what is kept, unless
+	// the owner of the receiver says otherwise).
 	Hold(h *Held) error
 	// Load calls fn, in increasing Seq order (ties in any order), for
 	// every message kept and not yet delivered that speaks about a time

@@ -18,6 +18,9 @@ func (p *Processor) commitLoop(st commitState) {
 				err = p.failure()
 			}
 		}
+		if err != nil {
+			p.pending.abandon() // the requests' messages are theirs again
+		}
 		for i, r := range w.reqs {
 			e := w.errs[i]
 			if err != nil {

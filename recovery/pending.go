@@ -49,12 +49,23 @@ type walStore struct {
 	// being applied will carry.
 	tails []*batchTail
 	batch uint64
+	// spare keeps dropped tails for reuse: growing a fresh one each
+	// batch was a sixth of a held-back stream's time.
+	spare []*batchTail
 }
 
-// batchTail is what was held during one batch, until it commits.
+// batchTail is what was held during one batch, until it commits: the
+// messages themselves, not copies, which their requests own until they
+// are finished, after the batch commits (and committed drops the tail).
 type batchTail struct {
 	batch uint64
-	mem   demangle.MemStore
+	held  []tailHeld
+	left  int // not delivered yet
+}
+
+type tailHeld struct {
+	demangle.Held
+	delivered bool
 }
 
 // pendingChunk is a committed chunk that may hold undelivered entries.
@@ -112,17 +123,58 @@ func (s *walStore) rescan(tx *bolt.Tx, from uint64) error {
 // begin says that the batch being applied now will carry number batch.
 func (s *walStore) begin(batch uint64) { s.batch = batch }
 
-// Hold keeps a copy of h until its batch commits: it is in the batch's
-// WAL entries, which the prepare goroutine encodes from the request.
+// Hold keeps h until its batch commits: its message is in the batch's WAL
+// entries, which the prepare goroutine encodes from the request, and its
+// data is the request's, valid until then (a departure from
+// demangle.Store's rule that a store copies what it keeps: copying cost
+// more than a third of a held-back stream's time).
 func (s *walStore) Hold(h *demangle.Held) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := len(s.tails)
 	if n == 0 || s.tails[n-1].batch != s.batch {
-		s.tails = append(s.tails, &batchTail{batch: s.batch})
+		var t *batchTail
+		if k := len(s.spare); k > 0 {
+			t, s.spare = s.spare[k-1], s.spare[:k-1]
+		} else {
+			t = &batchTail{}
+		}
+		t.batch, t.left = s.batch, 0
+		s.tails = append(s.tails, t)
 		n++
 	}
-	return s.tails[n-1].mem.Hold(h)
+	t := s.tails[n-1]
+	t.held = append(t.held, tailHeld{Held: *h})
+	t.left++
+	return nil
+}
+
+// load delivers the tail's messages in the window, in the order held,
+// and returns the smallest From among those left.
+func (t *batchTail) load(lo, last uint64, fn func(*demangle.Held) error) (next uint64, more bool, err error) {
+	if t.left == 0 {
+		return 0, false, nil
+	}
+	for i := range t.held {
+		h := &t.held[i]
+		if h.delivered {
+			continue
+		}
+		switch {
+		case h.Msg.Time() < lo:
+			h.delivered = true
+			t.left--
+		case h.From <= last:
+			h.delivered = true
+			t.left--
+			if err := fn(&h.Held); err != nil {
+				return 0, false, err
+			}
+		case !more || h.From < next:
+			next, more = h.From, true
+		}
+	}
+	return next, more, nil
 }
 
 // Shed rescans the WAL from `from`: the durable processor sheds only when
@@ -141,6 +193,11 @@ func (s *walStore) committed(batch uint64, b *wal.Batch, first uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for len(s.tails) > 0 && s.tails[0].batch <= batch {
+		if t := s.tails[0]; len(s.spare) < workCount {
+			clear(t.held) // the requests' data is theirs again
+			t.held = t.held[:0]
+			s.spare = append(s.spare, t)
+		}
 		s.tails[0] = nil
 		s.tails = s.tails[1:]
 	}
@@ -152,6 +209,15 @@ func (s *walStore) committed(batch uint64, b *wal.Batch, first uint64) {
 			heap.Push(&s.chunks, pendingChunk{ChunkInfo: c, key: c.First})
 		}
 	}
+}
+
+// abandon drops every tail: the processor has stopped, its batches will
+// not commit, and their requests' messages go back to their callers.
+func (s *walStore) abandon() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.tails)
+	s.tails = nil
 }
 
 // Load delivers the entries in the window [lo, last] (see
@@ -191,7 +257,7 @@ func (s *walStore) Load(lo, last uint64, fn func(*demangle.Held) error) (uint64,
 		next, more = s.chunks[0].key, true
 	}
 	for _, t := range s.tails {
-		n, m, err := t.mem.Load(lo, last, fn)
+		n, m, err := t.load(lo, last, fn)
 		if err != nil {
 			return 0, false, err
 		}
