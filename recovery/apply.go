@@ -130,21 +130,39 @@ func (p *Processor) recycle(w *work) {
 	clear(w.errs)
 	w.wal.Reset()
 	w.output.reset(0)
+	// A batch that released a big time grew its buffers far past what
+	// batches need: let them go rather than keep them to the end.
+	keep := 4 * p.opts.BatchBytes
+	if w.wal.Cap() > keep {
+		w.wal = wal.Batch{}
+	}
+	if w.output.size() > keep {
+		w.output = outputRecords{}
+	}
 	*w = work{
-		results: w.results[:0], errs: w.errs[:0], out: w.out[:0], wal: w.wal, output: w.output,
-		accepted: w.accepted[:0], sinkBytes: w.sinkBytes[:0], liveBytes: w.liveBytes[:0],
+		results: w.results[:0], errs: w.errs[:0], out: shrink(w.out, keep/64), wal: w.wal, output: w.output,
+		accepted: w.accepted[:0], sinkBytes: shrink(w.sinkBytes, keep), liveBytes: shrink(w.liveBytes, keep),
 	}
 	p.works <- w // never blocks: the channel holds every work
 }
 
+// shrink returns s emptied, or nil when its capacity passes n.
+func shrink[T any](s []T, n int) []T {
+	if cap(s) > n {
+		return nil
+	}
+	return s[:0]
+}
+
 // collect gathers requests after first until the batch holds
-// BatchMessages messages or BatchDelay has passed with none arriving.
+// BatchMessages messages or BatchBytes bytes of them (see msgBytes), or
+// BatchDelay has passed with none arriving.
 func (p *Processor) collect(first *request, timer *time.Timer) []*request {
 	reqs := []*request{first}
-	n := len(first.Msgs)
+	n, size := len(first.Msgs), msgBytes(first.Msgs)
 	timer.Reset(p.opts.BatchDelay)
 	defer timer.Stop()
-	for n < p.opts.BatchMessages {
+	for n < p.opts.BatchMessages && size < p.opts.BatchBytes {
 		select {
 		case r, ok := <-p.requests:
 			if !ok {
@@ -152,11 +170,27 @@ func (p *Processor) collect(first *request, timer *time.Timer) []*request {
 			}
 			reqs = append(reqs, r)
 			n += len(r.Msgs)
+			size += msgBytes(r.Msgs)
 		case <-timer.C:
 			return reqs
 		}
 	}
 	return reqs
+}
+
+// msgBytes is about what msgs take in a batch's buffers: an update its
+// data and 32 bytes, a statement 32 and 16 a count.
+func msgBytes(msgs []cdc.Message) int {
+	n := 0
+	for i := range msgs {
+		switch m := &msgs[i]; m.Kind {
+		case cdc.KindUpdate:
+			n += len(m.Update.Data) + 32
+		default:
+			n += 32 + 16*len(m.Progress.Counts)
+		}
+	}
+	return n
 }
 
 // apply pushes every request of w through the receiver and fills w.

@@ -13,14 +13,20 @@ import (
 // Default group-commit limits.
 const (
 	DefaultBatchMessages = 32 << 10
+	DefaultBatchBytes    = 8 << 20
 	DefaultBatchDelay    = 2 * time.Millisecond
 )
 
 // Options configure a Processor. The zero value works: no output file,
 // frontier from 0, policy Fail, default batching, slog's default logger.
 type Options struct {
-	// BatchMessages closes a group commit once it holds this many messages.
+	// BatchMessages closes a group commit once it holds this many messages,
+	// BatchBytes once their data takes this many bytes (about: an update
+	// counts its data and 32 bytes, a statement 32 and 16 a count), so
+	// that a batch's buffers (its WAL chunks, output records and output
+	// bytes, three batches in flight) stay small when messages are big.
 	BatchMessages int
+	BatchBytes    int
 	// BatchDelay is how long a group commit waits for more appends once it
 	// has one; a larger delay gives fewer, bigger commits.
 	BatchDelay time.Duration
@@ -74,6 +80,9 @@ func (o *Options) withDefaults() Options {
 	c := *o
 	if c.BatchMessages <= 0 {
 		c.BatchMessages = DefaultBatchMessages
+	}
+	if c.BatchBytes <= 0 {
+		c.BatchBytes = DefaultBatchBytes
 	}
 	if c.BatchDelay <= 0 {
 		c.BatchDelay = DefaultBatchDelay

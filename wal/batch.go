@@ -99,6 +99,15 @@ func (c *chunkBuf) value(batch, seq uint64) []byte {
 // in has ended.
 func (b *Batch) Reset() { b.used = 0 }
 
+// Cap returns the bytes the batch's buffers hold, written or not.
+func (b *Batch) Cap() int {
+	n := 0
+	for i := range b.chunks {
+		n += cap(b.chunks[i].buf)
+	}
+	return n
+}
+
 // Len returns the number of entries in the batch.
 func (b *Batch) Len() int {
 	n := 0
