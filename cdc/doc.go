@@ -59,6 +59,12 @@
 //     and keys may be escaped ("d\u0061ta" is "data"). Unknown fields,
 //     duplicate fields and more than one tag are errors.
 //   - Error columns are 1-based byte offsets into the line.
+//   - A message that looks like one in the other format (a msgpack map
+//     keyed by a tag read as JSON Lines, or '{"' read as msgpack) gets a
+//     DecodeError with WrongFormat and LooksLike set, whose reason says
+//     so. JSON Lines read as msgpack is fatal: to msgpack it is a run of
+//     small integers, one error per byte, with no telling where a message
+//     starts.
 //
 // ParseJSON has a fast path for the exact compact shapes that AppendJSON
 // writes, which allocates nothing for an update whose data is canonical

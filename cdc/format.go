@@ -23,6 +23,14 @@ func (f Format) String() string {
 	return fmt.Sprintf("format(%d)", uint8(f))
 }
 
+// Name returns the format's name for people: "JSON Lines" or "msgpack".
+func (f Format) Name() string {
+	if f == JSONL {
+		return "JSON Lines"
+	}
+	return f.String()
+}
+
 // ParseFormat accepts "jsonl" (or "json") and "msgpack".
 func ParseFormat(s string) (Format, error) {
 	switch s {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -276,10 +277,29 @@ func FuzzReader(f *testing.F) {
 		if msgpack {
 			format = Msgpack
 		}
-		whole := fuzzRead(t, in, format, int(limit), func(r io.Reader) io.Reader { return r })
-		bytewise := fuzzRead(t, in, format, int(limit), iotest.OneByteReader)
+		whole, _ := fuzzRead(t, in, format, int(limit), false, func(r io.Reader) io.Reader { return r })
+		bytewise, _ := fuzzRead(t, in, format, int(limit), false, iotest.OneByteReader)
 		if !reflect.DeepEqual(whole, bytewise) {
 			t.Fatalf("events depend on how the input is split:\n%v\n%v", whole, bytewise)
+		}
+		// Pauses (a pipe whose producer stops, at any byte) change nothing.
+		paused, _ := fuzzRead(t, in, format, int(limit), false, func(r io.Reader) io.Reader {
+			return &pausingReader{r: iotest.OneByteReader(r)}
+		})
+		if !reflect.DeepEqual(whole, paused) {
+			t.Fatalf("events depend on pauses in the input:\n%v\n%v", whole, paused)
+		}
+		// HoldUnfinished only ever leaves out a last message that was an
+		// error, and stops where it began.
+		held, unfinished := fuzzRead(t, in, format, int(limit), true, iotest.HalfReader)
+		switch {
+		case !unfinished && !reflect.DeepEqual(whole, held):
+			t.Fatalf("HoldUnfinished changed a finished input's events:\n%v\n%v", whole, held)
+		case unfinished:
+			n := len(held)
+			if n >= len(whole) || !slices.Equal(whole[:n], held) || whole[n].err == "" {
+				t.Fatalf("HoldUnfinished left out more than an unfinished last message:\n%v\n%v", whole, held)
+			}
 		}
 	})
 }
@@ -293,21 +313,42 @@ type fuzzEvent struct {
 	line   int64
 }
 
-func fuzzRead(t *testing.T, in []byte, f Format, limit int, wrap func(io.Reader) io.Reader) []fuzzEvent {
+// fuzzRead reads in through wrap, retrying where the input pauses, and
+// returns the events and whether the input ended unfinished (hold:
+// HoldUnfinished set).
+func fuzzRead(t *testing.T, in []byte, f Format, limit int, hold bool, wrap func(io.Reader) io.Reader) ([]fuzzEvent, bool) {
 	r := NewReader(wrap(bytes.NewReader(in)), f, "fuzz")
 	if limit > 0 {
 		r.max = limit
+	}
+	if hold {
+		r.HoldUnfinished()
 	}
 	var evs []fuzzEvent
 	last := int64(0)
 	for i := 0; i <= len(in)+1; i++ {
 		var m Message
 		err := r.Next(&m)
+		for pauses := 0; err == ErrPaused; pauses++ {
+			if pauses > 2*len(in)+2 {
+				t.Fatalf("paused forever at offset %d", r.Offset())
+			}
+			err = r.Next(&m)
+		}
 		if err == io.EOF {
 			if r.Offset() != int64(len(in)) {
 				t.Fatalf("EOF at offset %d of %d", r.Offset(), len(in))
 			}
-			return evs
+			return evs, false
+		}
+		if err == ErrUnfinished {
+			// Past the last message (and any blank lines after it), before
+			// a last JSON line without its line end.
+			if !hold || r.Offset() < last || r.Offset() > int64(len(in)) ||
+				f == JSONL && bytes.IndexByte(in[r.Offset():], '\n') >= 0 {
+				t.Fatalf("unfinished at offset %d (hold %v), last message ended at %d", r.Offset(), hold, last)
+			}
+			return evs, true
 		}
 		var de *DecodeError
 		if err != nil && !errors.As(err, &de) {
@@ -344,11 +385,11 @@ func fuzzRead(t *testing.T, in []byte, f Format, limit int, wrap func(io.Reader)
 		}
 		evs = append(evs, ev)
 		if de != nil && de.Fatal {
-			return evs
+			return evs, false
 		}
 	}
 	t.Fatalf("more events than bytes")
-	return nil
+	return nil, false
 }
 
 // msgpackOf returns m in msgpack, for messages that msgpack carries.

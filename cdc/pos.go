@@ -38,6 +38,11 @@ type DecodeError struct {
 	// or unframed binary input); otherwise the next call to Next resumes at
 	// the following message.
 	Fatal bool
+	// WrongFormat is set when the message looks like one in the other
+	// format (msgpack read as JSON Lines, or JSON Lines read as msgpack),
+	// which is then LooksLike; the Reason says so too.
+	WrongFormat bool
+	LooksLike   Format
 }
 
 func (e *DecodeError) Error() string {

@@ -41,6 +41,14 @@ type Reader struct {
 	rerr       error // r's error other than io.EOF
 	empties    int   // consecutive empty reads
 	fatal      error // a Fatal DecodeError, returned from then on
+	// paused: the last read returned ErrPaused (no input at once).
+	paused bool
+	// holdUnfinished: see HoldUnfinished.
+	holdUnfinished bool
+	// discarding: an overlong line is being discarded (a pause came in
+	// the middle of it); discardFrom is where it started.
+	discarding  bool
+	discardFrom int64
 
 	// msgpack: the scan of a message whose end is not yet buffered;
 	// scanAt is relative to start, scanPending the values left.
@@ -67,6 +75,27 @@ type Reader struct {
 func NewReader(r io.Reader, f Format, source string) *Reader {
 	return &Reader{r: r, format: f, source: source, max: MaxMessageSize}
 }
+
+// ErrPaused is returned by an underlying reader that has no input at once
+// but has not reached its end (a pipe whose producer pauses, a file still
+// being appended to). The Reader then returns it from Next, having
+// consumed nothing of the message it was reading; the next call to Next
+// goes on where it stopped. The underlying reader must return it with no
+// bytes.
+var ErrPaused = errors.New("cdc: no input available yet")
+
+// ErrUnfinished is returned by Next, when HoldUnfinished is set, at the
+// end of the input when what remains is an unfinished message.
+var ErrUnfinished = errors.New("the input ends in the middle of a message")
+
+// HoldUnfinished makes the Reader leave an unfinished last message
+// unconsumed, for an input that another program may still be appending
+// to: at the end of the input, a JSON line without its line end that does
+// not decode, or a msgpack message cut short, is not reported as an error
+// but left where it is: Next returns ErrUnfinished, with Offset and Line
+// before it. (A JSON line without its line end that does decode is a
+// whole message: no prefix of a JSON object is one.)
+func (r *Reader) HoldUnfinished() { r.holdUnfinished = true }
 
 // Resume sets the counters for a stream that the caller has already
 // positioned at byte offset, after line lines. Call it before the first
@@ -129,6 +158,8 @@ func (r *Reader) fill() {
 	n, err := r.r.Read(r.buf[r.end:])
 	r.end += n
 	switch {
+	case err == ErrPaused:
+		r.paused = true
 	case err == io.EOF:
 		r.eof = true
 	case err != nil:
@@ -140,6 +171,17 @@ func (r *Reader) fill() {
 	default:
 		r.empties = 0
 	}
+}
+
+// more reads once more, and reports whether the caller may look again:
+// false when the underlying reader paused (Next then returns ErrPaused).
+func (r *Reader) more() bool {
+	r.fill()
+	if r.paused {
+		r.paused = false
+		return false
+	}
+	return true
 }
 
 // consume marks n more bytes as read.
@@ -165,6 +207,16 @@ func (r *Reader) decodeError(pos Pos, fatal bool, format string, args ...any) er
 	return err
 }
 
+// wrongFormat marks err, a *DecodeError from decodeError, as being about a
+// message that looks like one in format f, when looks is set.
+func (r *Reader) wrongFormat(looks bool, f Format, err error) error {
+	if de, ok := err.(*DecodeError); ok && looks {
+		de.WrongFormat, de.LooksLike = true, f
+		de.Reason += "; it looks like " + f.Name() + ", not " + r.format.Name()
+	}
+	return err
+}
+
 // limit describes the message size limit.
 func (r *Reader) limit() string {
 	if r.max%(1<<20) == 0 {
@@ -179,7 +231,15 @@ var bom = []byte("\xef\xbb\xbf")
 
 func (r *Reader) nextJSONL(m *Message) error {
 	if !r.began {
-		r.skipBOM()
+		if err := r.skipBOM(); err != nil {
+			return err
+		}
+	}
+	if r.discarding {
+		if err := r.discardLine(); err != nil {
+			return err
+		}
+		return r.overlong(r.discardFrom)
 	}
 	for {
 		lineStart := r.offset
@@ -190,9 +250,9 @@ func (r *Reader) nextJSONL(m *Message) error {
 		}
 		r.pos = Pos{Source: r.source, Line: r.line, Offset: lineStart}
 		if line == nil {
-			r.raw = nil
-			return r.decodeError(r.pos, false, "line %d exceeds the %s message limit", r.line, r.limit())
+			return r.overlong(lineStart)
 		}
+		unended := lineStart+int64(len(line)) == r.offset
 		if len(line) > 0 && line[len(line)-1] == '\r' {
 			line = line[:len(line)-1]
 		}
@@ -201,7 +261,11 @@ func (r *Reader) nextJSONL(m *Message) error {
 		}
 		r.raw = line
 		if err := parseJSON(line, m, &r.counts); err != nil {
-			return r.decodeError(r.pos, false, "%s", err)
+			if unended && r.holdUnfinished {
+				r.unconsume(r.offset - lineStart)
+				return ErrUnfinished
+			}
+			return r.wrongFormat(looksLikeMsgpack(line), Msgpack, r.decodeError(r.pos, false, "%s", err))
 		}
 		if m.Kind == KindUpdate {
 			m.Update.Data = r.keepData(m.Update.Data)
@@ -214,15 +278,36 @@ func (r *Reader) nextJSONL(m *Message) error {
 // to: the data stays valid while the read buffer it came from is reused.
 func (r *Reader) keepData(data []byte) []byte { return slab.Keep(&r.slab, data, dataSlab) }
 
+// overlong reports the line from offset from, too long to hold, which
+// readLine has discarded.
+func (r *Reader) overlong(from int64) error {
+	r.discarding = false
+	r.pos, r.raw = Pos{Source: r.source, Line: r.line, Offset: from}, nil
+	return r.wrongFormat(looksLikeMsgpack(r.head), Msgpack,
+		r.decodeError(r.pos, false, "line %d exceeds the %s message limit", r.line, r.limit()))
+}
+
+// unconsume gives back the last n bytes consumed, the line that ends
+// them: the input stops before it.
+func (r *Reader) unconsume(n int64) {
+	r.start -= int(n)
+	r.offset -= n
+	r.line--
+	r.scanned = r.start
+}
+
 // skipBOM drops a UTF-8 byte order mark at the start of the stream.
-func (r *Reader) skipBOM() {
-	for r.end-r.start < len(bom) && !r.eof {
-		r.fill()
+func (r *Reader) skipBOM() error {
+	for r.end-r.start < len(bom) && !r.eof && bytes.HasPrefix(bom, r.buf[r.start:r.end]) {
+		if !r.more() {
+			return ErrPaused
+		}
 	}
 	if bytes.HasPrefix(r.buf[r.start:r.end], bom) {
 		r.consume(len(bom))
 	}
 	r.began = true
+	return nil
 }
 
 // readLine consumes the next line and returns it without its '\n'. It
@@ -239,7 +324,11 @@ func (r *Reader) readLine() ([]byte, error) {
 		r.scanned = r.end
 		if r.end-r.start > r.max+1 {
 			r.keepHead(r.buf[r.start:r.end])
-			return nil, r.discardLine()
+			r.discarding, r.discardFrom = true, r.offset
+			if err := r.discardLine(); err != nil {
+				return nil, err
+			}
+			return nil, nil
 		}
 		if r.eof {
 			if r.rerr != nil || r.start == r.end {
@@ -250,7 +339,9 @@ func (r *Reader) readLine() ([]byte, error) {
 			r.line++
 			return r.limitLine(line), nil
 		}
-		r.fill()
+		if !r.more() {
+			return nil, ErrPaused
+		}
 	}
 }
 
@@ -285,7 +376,9 @@ func (r *Reader) discardLine() error {
 			r.line++
 			return nil
 		}
-		r.fill()
+		if !r.more() {
+			return ErrPaused
+		}
 	}
 }
 
@@ -313,11 +406,15 @@ func (r *Reader) nextMsgpack(m *Message) error {
 			return r.decodeError(r.pos, true, "msgpack message at byte %d exceeds the %s message limit", r.offset, r.limit())
 		case r.eof && r.rerr != nil:
 			return r.rerr
+		case r.eof && r.holdUnfinished:
+			return ErrUnfinished
 		case r.eof:
 			r.pos, r.raw = r.msgPos(), b
 			return r.decodeError(r.pos, true, "truncated msgpack message at byte %d", r.offset)
 		}
-		r.fill()
+		if !r.more() {
+			return ErrPaused
+		}
 	}
 }
 
@@ -331,6 +428,15 @@ func (r *Reader) tryMsgpack(b []byte, m *Message) (done bool, err error) {
 		n, err := parseMsgpack(b, m, &r.slab, &r.counts)
 		if err == nil {
 			return true, r.acceptMsgpack(b, n, nil)
+		}
+		// JSON is a run of small integers to msgpack, after which there
+		// is no telling where a message starts: stop there.
+		switch json, more := looksLikeJSON(b); {
+		case json:
+			r.pos, r.raw = r.msgPos(), nil
+			return true, r.wrongFormat(true, JSONL, r.decodeError(r.pos, true, "%s", err))
+		case more && !r.eof:
+			return false, nil
 		}
 		perr = err
 		r.scanAt, r.scanPending = 0, 1

@@ -25,11 +25,15 @@ type event struct {
 func readAll(t *testing.T, r *Reader) []event {
 	t.Helper()
 	var evs []event
-	for i := 0; i < 1000; i++ {
+	for i, pauses := 0, 0; i < 1000; i++ {
 		var m Message
 		err := r.Next(&m)
 		if err == io.EOF {
 			return evs
+		}
+		if err == ErrPaused && pauses < 1e6 {
+			i, pauses = i-1, pauses+1
+			continue
 		}
 		ev := event{pos: r.Pos(), raw: string(r.Raw()), offset: r.Offset(), line: r.Line()}
 		if err != nil {
@@ -62,6 +66,29 @@ var readers = map[string]func(io.Reader) io.Reader{
 	"one byte": iotest.OneByteReader,
 	"half":     iotest.HalfReader,
 	"data+EOF": iotest.DataErrReader,
+	"pausing":  func(r io.Reader) io.Reader { return &pausingReader{r: iotest.OneByteReader(r)} },
+}
+
+// nextMsg is Next, called again while the input pauses.
+func nextMsg(r *Reader, m *Message) error {
+	for {
+		if err := r.Next(m); err != ErrPaused {
+			return err
+		}
+	}
+}
+
+// pausingReader has no input at once (ErrPaused) before every read.
+type pausingReader struct {
+	r      io.Reader
+	paused bool
+}
+
+func (p *pausingReader) Read(b []byte) (int, error) {
+	if p.paused = !p.paused; p.paused {
+		return 0, ErrPaused
+	}
+	return p.r.Read(b)
 }
 
 func checkEvents(t *testing.T, in string, f Format, want []event) {
@@ -238,7 +265,7 @@ func TestReaderMessagesStayValidAcrossChunks(t *testing.T) {
 			var msgs []Message
 			for {
 				var m Message
-				err := r.Next(&m)
+				err := nextMsg(r, &m)
 				if err == io.EOF {
 					break
 				}
@@ -363,7 +390,7 @@ func TestReaderMsgpackTooLargeIsFatal(t *testing.T) {
 		r := NewReader(wrap(bytes.NewReader(big)), Msgpack, "s")
 		r.max = 100
 		var m Message
-		err := r.Next(&m)
+		err := nextMsg(r, &m)
 		var de *DecodeError
 		if !errors.As(err, &de) || !de.Fatal || de.Reason != "msgpack message at byte 0 exceeds the 100-byte message limit" {
 			t.Errorf("%s: err = %v", name, err)
@@ -467,5 +494,48 @@ func TestAppendMessageAddsNewlineForJSONL(t *testing.T) {
 	}
 	if got, err := AppendMessage(nil, Msgpack, &m); !bytes.Equal(got, msgpackOf(&m)) || err != nil {
 		t.Errorf("msgpack: % x, %v", got, err)
+	}
+}
+
+func TestReaderHoldUnfinishedLeavesAnUnfinishedLastMessage(t *testing.T) {
+	whole := msgpackOf(&Message{Kind: KindFinish, Finish: Finish{Time: 2}})
+	tests := []struct {
+		name   string
+		f      Format
+		in     string
+		msgs   int   // messages read before the end
+		offset int64 // where the input stops
+		err    error // what ends it
+	}{
+		{"a line without its end that does not decode", JSONL, lineA + "\n" + lineB[:10], 1, int64(len(lineA)) + 1, ErrUnfinished},
+		{"a line without its end that decodes", JSONL, lineA + "\n" + lineB, 2, int64(len(lineA) + len(lineB) + 1), io.EOF},
+		{"a blank tail", JSONL, lineA + "\n  ", 1, int64(len(lineA)) + 3, io.EOF},
+		{"a msgpack message cut short", Msgpack, string(whole) + string(whole[:len(whole)-1]), 1, int64(len(whole)), ErrUnfinished},
+	}
+	for _, tc := range tests {
+		for name, wrap := range readers {
+			t.Run(tc.name+"/"+name, func(t *testing.T) {
+				r := NewReader(wrap(strings.NewReader(tc.in)), tc.f, "s")
+				r.HoldUnfinished()
+				var n int
+				var err error
+				for {
+					var m Message
+					if err = nextMsg(r, &m); err != nil {
+						break
+					}
+					n++
+				}
+				if err != tc.err || n != tc.msgs || r.Offset() != tc.offset {
+					t.Fatalf("got %d messages, then %v at offset %d; want %d, %v at %d", n, err, r.Offset(), tc.msgs, tc.err, tc.offset)
+				}
+				if err == ErrUnfinished {
+					var m Message
+					if again := nextMsg(r, &m); again != ErrUnfinished || r.Offset() != tc.offset {
+						t.Fatalf("again: %v at %d", again, r.Offset())
+					}
+				}
+			})
+		}
 	}
 }

@@ -134,34 +134,10 @@ func openDB(t *testing.T, path string) (*recovery.Processor, string) {
 
 func tempDB(t *testing.T) string { return filepath.Join(t.TempDir(), "s.db") }
 
-// ingest does what Processor.Ingest will: start src at its committed
-// cursor, then read batches and commit each with its cursor, telling src
-// after each commit. It returns when ctx ends or src fails.
+// ingest runs src through Processor.Ingest until ctx ends or src fails.
 func ingest(ctx context.Context, p *recovery.Processor, src recovery.Source) error {
-	if err := src.Start(ctx, p.Cursor(src.Name())); err != nil {
-		return err
-	}
-	defer src.Close()
-	b := &recovery.SourceBatch{Max: 4096, Policy: cdc.Fail}
-	for {
-		b.Reset()
-		rerr := src.Read(ctx, b)
-		if b.Len() > 0 || b.Cursor != nil {
-			w, err := p.Submit(context.Background(), recovery.Request{Msgs: b.Msgs, Pos: b.Pos, Rejects: b.Rejects, Cursor: src.Name(), CursorValue: b.Cursor})
-			if err != nil {
-				return err
-			}
-			if _, err := w.Wait(context.Background()); err != nil {
-				return err
-			}
-			if a, ok := src.(recovery.Acknowledger); ok {
-				a.Committed(b.Cursor)
-			}
-		}
-		if rerr != nil {
-			return rerr
-		}
-	}
+	_, err := p.Ingest(ctx, src, recovery.IngestOptions{})
+	return err
 }
 
 // waitFor polls cond until it holds or the timeout passes.

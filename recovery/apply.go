@@ -155,11 +155,15 @@ func shrink[T any](s []T, n int) []T {
 }
 
 // collect gathers requests after first until the batch holds
-// BatchMessages messages or BatchBytes bytes of them (see msgBytes), or
-// BatchDelay has passed with none arriving.
+// BatchMessages messages or BatchBytes bytes of them (see msgBytes),
+// BatchDelay has passed since first arrived, or a request asks to be
+// flushed.
 func (p *Processor) collect(first *request, timer *time.Timer) []*request {
 	reqs := []*request{first}
 	n, size := len(first.Msgs), msgBytes(first.Msgs)
+	if first.Flush {
+		return reqs
+	}
 	timer.Reset(p.opts.BatchDelay)
 	defer timer.Stop()
 	for n < p.opts.BatchMessages && size < p.opts.BatchBytes {
@@ -171,6 +175,9 @@ func (p *Processor) collect(first *request, timer *time.Timer) []*request {
 			reqs = append(reqs, r)
 			n += len(r.Msgs)
 			size += msgBytes(r.Msgs)
+			if r.Flush {
+				return reqs
+			}
 		case <-timer.C:
 			return reqs
 		}
@@ -319,6 +326,14 @@ func (p *Processor) setAside(w *work, res *Result, at cdc.Pos, m *cdc.Message, e
 // reject counts or quarantines refused input, by policy.
 func (p *Processor) reject(w *work, res *Result, rj *cdc.Reject) {
 	if p.opts.OnError == cdc.Quarantine {
+		seen, err := p.quarantinedBefore(rj)
+		if err != nil {
+			p.fail(fmt.Errorf("read the quarantine: %w", err))
+		}
+		if seen {
+			p.log.Debug("input quarantined before, not again", "error", rj.String())
+			return
+		}
 		w.quarantine = append(w.quarantine, QuarantineRecord{
 			Seq: p.cp.NextQuarantine, Time: time.Now().UTC(), Reject: *rj,
 		})

@@ -60,6 +60,11 @@ type checkpoint struct {
 	// below it was deleted (a chunk straddling it keeps its older entries,
 	// which replay drops as stale).
 	WALFloor uint64 `msgpack:"wal_floor"`
+	// Start is the frontier the database was created with (Options.Start),
+	// when StartKnown; a checkpoint from before it was recorded has
+	// neither, and Open infers it (see databaseStart).
+	Start      uint64 `msgpack:"start"`
+	StartKnown bool   `msgpack:"start_known"`
 	// Committed is when this checkpoint was written (Unix nanoseconds).
 	Committed int64 `msgpack:"committed"`
 }
@@ -97,7 +102,7 @@ type sinkState struct {
 const sinkStateVersion = 1
 
 func newCheckpoint(start uint64) checkpoint {
-	return checkpoint{Frontier: start, NextOutput: 1, NextQuarantine: 1, Sink: sinkState{Next: 1}}
+	return checkpoint{Frontier: start, Start: start, StartKnown: true, NextOutput: 1, NextQuarantine: 1, Sink: sinkState{Next: 1}}
 }
 
 // loadCheckpoint reads the checkpoint, verifying its checksum (see save);

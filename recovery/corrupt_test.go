@@ -41,7 +41,7 @@ func damageFixture(t *testing.T) (db []byte, more []cdc.Message) {
 	}
 	bad := cdc.NewUpdate([]byte(`"bad"`), 7, 0) // a zero diff: quarantined
 	msgs = append(msgs[:300], append([]cdc.Message{bad}, msgs[300:]...)...)
-	msgs = append(msgs, bad)
+	msgs = append(msgs, cdc.NewUpdate([]byte(`"bad"`), 8, 0)) // another (the same one again is quarantined once)
 	appendAll(t, p, msgs, 97)
 	c, err := p.Consumer("audit")
 	if err != nil {

@@ -57,6 +57,9 @@ var (
 	// ErrCommitBackwards: Consumer.Commit was given a record before the
 	// one the consumer last committed.
 	ErrCommitBackwards = errors.New("consumer position cannot go backwards")
+	// ErrStartMismatch: Options.Start differs from the start the database
+	// was created with (the error is a *StartError, which says both).
+	ErrStartMismatch = errors.New("start differs from the database's")
 	// ErrInconsistent: the write-ahead log and the checkpoint disagree
 	// (the database was damaged or edited).
 	ErrInconsistent = errors.New("write-ahead log and checkpoint disagree")

@@ -31,8 +31,14 @@ type Options struct {
 	// has one; a larger delay gives fewer, bigger commits.
 	BatchDelay time.Duration
 	// Start is the initial frontier of a new database: times below it are
-	// taken as already complete. Ignored for an existing database.
+	// taken as already complete. An existing database keeps the start it
+	// was created with, and Open refuses a Start that differs from it
+	// with a *StartError (ErrStartMismatch); a zero Start is checked only
+	// when StartSet is set, so that the zero Options open any database.
 	Start uint64
+	// StartSet says that Start was given even when it is zero (cdclog
+	// ingest sets it for an explicit --start 0).
+	StartSet bool
 	// OnError says what Append does with a message that violates the
 	// protocol or is invalid: Fail returns an error for it (the messages
 	// before it in the call are committed), Skip counts and drops it,

@@ -27,6 +27,9 @@ type Processor struct {
 	// pending keeps what the receiver holds beyond its horizon: the WAL
 	// (see pending.go).
 	pending *walStore
+	// quarantined holds the digests of the quarantined rejects, once a
+	// run quarantines anything (see quarantine_dedup.go).
+	quarantined map[rejectDigest]struct{}
 	// msgpackOut is set when an output is written as msgpack, which
 	// cannot carry every data exactly (see push).
 	msgpackOut bool
@@ -44,6 +47,9 @@ type Processor struct {
 	// workCount), reused with their buffers.
 	works chan *work
 	done  chan struct{} // closed when the goroutines have ended
+
+	// closing is closed when Close begins: Ingest stops reading.
+	closing chan struct{}
 
 	mu     sync.Mutex
 	closed bool
@@ -90,7 +96,7 @@ func Open(path string, opts Options) (*Processor, error) {
 }
 
 func start(db *store.DB, o Options) (*Processor, error) {
-	cp, recv, pending, err := recoverState(db, o.Start, o.PendingMemory, o.Logger)
+	cp, recv, pending, err := recoverState(db, o)
 	if err != nil {
 		return nil, err
 	}
@@ -102,6 +108,7 @@ func start(db *store.DB, o Options) (*Processor, error) {
 		commits:  make(chan *work, 1),
 		done:     make(chan struct{}),
 		notify:   make(chan struct{}),
+		closing:  make(chan struct{}),
 	}
 	p.msgpackOut = o.Sink != nil && o.SinkFormat == cdc.Msgpack || o.Live != nil && o.LiveFormat == cdc.Msgpack
 	if o.Sink != nil {
@@ -180,6 +187,11 @@ func (p *Processor) submit(ctx context.Context, r Request) (*Pending, error) {
 		return nil, err
 	}
 	defer p.leave()
+	return p.send(ctx, r)
+}
+
+// send queues a request for a caller that has entered (see enter).
+func (p *Processor) send(ctx context.Context, r Request) (*Pending, error) {
 	req := &request{Request: r, pending: &Pending{done: make(chan struct{})}}
 	select {
 	case p.requests <- req:
@@ -203,9 +215,10 @@ func (p *Processor) Append(ctx context.Context, msgs []cdc.Message, pos []cdc.Po
 	return w.Wait(ctx)
 }
 
-// Close stops taking requests, finishes and commits every request already
-// submitted, and closes the database and the sink. It returns the storage
-// error that stopped the processor, if any.
+// Close stops taking requests, stops every running Ingest (each commits
+// what it has read, as when its context ends), finishes and commits every
+// request already submitted, and closes the database and the sink. It
+// returns the storage error that stopped the processor, if any.
 func (p *Processor) Close() error {
 	p.mu.Lock()
 	if p.closed {
@@ -214,6 +227,7 @@ func (p *Processor) Close() error {
 		return nil
 	}
 	p.closed = true
+	close(p.closing)
 	p.mu.Unlock()
 	p.inflight.Wait()
 	close(p.requests)

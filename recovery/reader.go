@@ -21,6 +21,9 @@ type Reader struct {
 	// recv is the receiver as rebuilt at an open (what it holds in
 	// memory), all the one holding every pending message.
 	recv, all *demangle.Receiver
+	// release ends a Processor.Reader's use of its processor's database,
+	// which Close then leaves open.
+	release func()
 }
 
 // OpenReader opens the database at path read-only.
@@ -51,8 +54,44 @@ func OpenReader(path string, lockTimeout time.Duration) (*Reader, error) {
 	return r, nil
 }
 
-// Close releases the database.
-func (r *Reader) Close() error { return r.db.Close() }
+// Close releases the database (a Processor.Reader leaves it open).
+func (r *Reader) Close() error {
+	if r.release != nil {
+		r.release()
+		r.release = nil
+		return nil
+	}
+	return r.db.Close()
+}
+
+// Reader returns a read-only view of the processor's database as of its
+// last commit, for a process that asks about the database while this one
+// holds it (package control answers inspect this way). Each of its scans
+// is one read transaction beside the commits; a long one can delay a
+// commit that must grow the file. Close it when done: Close of the
+// processor waits for it.
+func (p *Processor) Reader() (*Reader, error) {
+	if err := p.enter(); err != nil {
+		return nil, err
+	}
+	r := &Reader{db: p.db, release: p.leave}
+	err := p.db.View(func(tx *bolt.Tx) error {
+		cp, ok, err := loadCheckpoint(tx)
+		if !ok && err == nil {
+			cp = newCheckpoint(p.opts.Start)
+		}
+		r.cp = cp
+		if err == nil {
+			r.l, err = readLayout(tx)
+		}
+		return err
+	})
+	if err != nil {
+		r.Close()
+		return nil, fmt.Errorf("read %s: %w", p.db.Path(), err)
+	}
+	return r, nil
+}
 
 // receiver rebuilds the receiver as an open does, once: with all, with
 // every pending message in memory.

@@ -3,7 +3,6 @@ package recovery
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"math"
 
 	"github.com/cdclog/cdclog/demangle"
@@ -15,9 +14,11 @@ import (
 // and rebuilds the receiver as it was at that commit (see rebuild).
 //
 // A database written before the current schema is upgraded first (see
-// upgrade).
-func recoverState(db *store.DB, start uint64, budget int64, log *slog.Logger) (checkpoint, *demangle.Receiver, *walStore, error) {
-	if err := upgrade(db, log); err != nil {
+// upgrade). In an existing database, a start that differs from the
+// database's is a *StartError (see adoptStart; o.StartSet makes a zero
+// o.Start count).
+func recoverState(db *store.DB, o Options) (checkpoint, *demangle.Receiver, *walStore, error) {
+	if err := upgrade(db, o.Logger); err != nil {
 		return checkpoint{}, nil, nil, err
 	}
 	var cp checkpoint
@@ -28,9 +29,12 @@ func recoverState(db *store.DB, start uint64, budget int64, log *slog.Logger) (c
 			return err
 		}
 		if !ok {
-			c = newCheckpoint(start)
+			c = newCheckpoint(o.Start)
 		}
 		if err := crossCheck(tx, &c, ok); err != nil {
+			return err
+		}
+		if err := adoptStart(tx, &c, o.Start, o.StartSet); err != nil {
 			return err
 		}
 		cp = c
@@ -40,7 +44,7 @@ func recoverState(db *store.DB, start uint64, budget int64, log *slog.Logger) (c
 	if err != nil {
 		return cp, nil, nil, err
 	}
-	recv, st, err := rebuild(db, &l, &cp, budget, false)
+	recv, st, err := rebuild(db, &l, &cp, o.PendingMemory, false)
 	return cp, recv, st, err
 }
 

@@ -53,6 +53,10 @@ type Request struct {
 	// apply.
 	CursorCheck bool
 	CursorPrev  []byte
+	// Flush commits the request's group commit without waiting
+	// Options.BatchDelay for more requests: set it on the last request of
+	// an input, so that the end of a finished file is not held back.
+	Flush bool
 }
 
 // Result says what became of a request's messages.

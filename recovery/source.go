@@ -58,11 +58,13 @@ type Acknowledger interface {
 // after them. The caller owns it and reuses it once the batch is
 // committed; Reset empties it, keeping its buffers.
 type SourceBatch struct {
-	// Max and Policy are set by the caller: the most messages (and
-	// rejects) Read may put in the batch, and what to do with undecodable
-	// input.
-	Max    int
-	Policy cdc.ErrorPolicy
+	// Max, MaxBytes and Policy are set by the caller: the most messages
+	// (and rejects) Read may put in the batch; about the most input bytes
+	// it may read for them (a source stops after the message that reaches
+	// it; 0: no limit); and what to do with undecodable input.
+	Max      int
+	MaxBytes int
+	Policy   cdc.ErrorPolicy
 
 	// Msgs are the decoded messages, Pos the position of each.
 	Msgs []cdc.Message
@@ -79,7 +81,7 @@ type SourceBatch struct {
 func (b *SourceBatch) Len() int { return len(b.Msgs) + len(b.Rejects) }
 
 // Reset empties the batch for another Read, keeping its buffers and its
-// Max and Policy.
+// Max, MaxBytes and Policy.
 func (b *SourceBatch) Reset() {
 	clear(b.Rejects) // they hold raw bytes; messages are overwritten before use
 	b.Msgs, b.Pos, b.Rejects, b.Cursor = b.Msgs[:0], b.Pos[:0], b.Rejects[:0], nil

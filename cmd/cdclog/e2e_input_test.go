@@ -127,10 +127,11 @@ func TestIngestRejectsBadBytesClearly(t *testing.T) {
 }
 
 // TestIngestResumesATruncatedMsgpackFileOnceComplete: a msgpack file cut
-// in the middle of a message (a producer still writing it) stops ingest
-// with exit 1 naming the byte offset, with everything before committed;
-// once the file is complete, the rerun resumes at that message and ends
-// with the clean output of the whole stream.
+// in the middle of a message (a producer still writing it) is ingested up
+// to that message, which is left unread with a warning naming its offset
+// (exit 0, under every --on-error); once the file is complete, the rerun
+// resumes at that message and ends with the clean output of the whole
+// stream.
 func TestIngestResumesATruncatedMsgpackFileOnceComplete(t *testing.T) {
 	dir := t.TempDir()
 	full := filepath.Join(dir, "full.mp")
@@ -154,7 +155,13 @@ func TestIngestResumesATruncatedMsgpackFileOnceComplete(t *testing.T) {
 	in, db, out := filepath.Join(dir, "in.mp"), filepath.Join(dir, "state.db"), filepath.Join(dir, "out.jsonl")
 	os.WriteFile(in, data[:cut], 0o644)
 	args := []string{"--in-format", "msgpack", "ingest", "--db", db, "--out", out, in}
-	expectFailure(t, exitFailure, nil, args, fmt.Sprintf("truncated msgpack message at byte %d", start))
+	first := mustRunBin(t, nil, append(args, "--on-error", "quarantine")...)
+	if !strings.Contains(first.Stderr, "left unread") || !strings.Contains(first.Stderr, fmt.Sprintf("offset=%d", start)) {
+		t.Errorf("no warning about the unfinished message at %d:\n%s", start, first.Stderr)
+	}
+	if s := dbStatus(t, db); s.Quarantined != 0 {
+		t.Errorf("the unfinished message was quarantined")
+	}
 	before := reencode(t, data[:start], cdc.Msgpack, cdc.JSONL)
 	os.WriteFile(filepath.Join(dir, "before.jsonl"), before, 0o644)
 	if got, wantBefore := readFile(t, out), inMemoryClean(t, filepath.Join(dir, "before.jsonl"), cdc.JSONL); !bytes.Equal(got, wantBefore) {

@@ -141,9 +141,21 @@ func reportError(stderr io.Writer, err error) int {
 	case demangle.IsViolation(err):
 		code = exitViolation
 	}
-	fmt.Fprintf(stderr, "cdclog: %v\n", err)
+	fmt.Fprintf(stderr, "cdclog: %v%s\n", err, formatHint(err))
 	if code == exitUsage {
 		fmt.Fprintln(stderr, "Run 'cdclog --help' or 'cdclog COMMAND --help' for usage.")
 	}
 	return code
+}
+
+// formatHint says how to read the input in the format it looks like, when
+// err is about a message in the other format (msgpack read as JSON Lines,
+// or the reverse).
+func formatHint(err error) string {
+	var de *cdc.DecodeError
+	if !errors.As(err, &de) || !de.WrongFormat {
+		return ""
+	}
+	f := de.LooksLike
+	return fmt.Sprintf(" (to read %s, give --in-format %s, or --format %s for input and output)", f.Name(), f, f)
 }

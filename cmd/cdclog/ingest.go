@@ -1,10 +1,6 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/cdclog/cdclog/cdc"
@@ -16,7 +12,7 @@ func ingestCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "ingest",
 		Usage:     "durable processor: persist a CDC stream to a bbolt WAL and write the clean stream exactly once",
-		UsageText: "cdclog ingest --db PATH [--out FILE] [--start T] [--on-error fail|skip|quarantine] [FILE...]",
+		UsageText: "cdclog ingest --db PATH [--out FILE] [--start T] [--on-error fail|skip|quarantine] [--follow] [FILE...]",
 		Description: `Reads a CDC stream that may be duplicated and reordered (the FILEs in turn, or
 stdin when there is none), appends every accepted message to the write-ahead
 log in the bbolt database PATH (created if needed), and releases the clean
@@ -48,6 +44,32 @@ therefore appear twice. When the reader of the stream goes away (ingest ...
 | head), ingest stops with a one-line error, exit code 1, and what it
 committed stays in the database.
 
+A live feed (a pipe, stdin, a followed file) is committed as it comes:
+whatever has been read is committed, and its clean records written, within
+about --batch-delay after the producer pauses. --batch-messages N commits at
+most N messages a transaction. A finished input is committed at once, not
+held back by the delay.
+
+A regular FILE may still be being written: its last line, when it has no
+line end and is not a whole message, is left unread (the committed offset
+stops before it) and read by a rerun once it is complete. --follow FILE keeps
+reading one regular FILE as it grows, like 'tail -F': across rotation (a new
+file at the path is read from its start, after the old one's end) and
+truncation (read again from the start); it ends only on a signal.
+
+SIGINT (Ctrl-C) or SIGTERM stops reading, commits everything read, writes
+what it completes, logs one summary line and exits: code 0 after SIGTERM,
+130 after SIGINT. A second signal exits at once (the next run recovers all
+that was committed). A rerun resumes a FILE where it stopped; stdin is read
+from wherever its producer is.
+
+While ingest runs, 'cdclog inspect' (and 'cdclog replay --db') on the same
+database are answered by it over a control socket next to the database
+(PATH.sock, the owner's only).
+
+When stderr is not a terminal, a one-line progress log is written every
+--progress-interval (10s; 0 or --quiet: none).
+
 Protocol violations exit with code 3 and malformed input with code 1, after
 committing everything accepted before them; --on-error skip counts and drops
 such messages, --on-error quarantine keeps them in the database
@@ -57,15 +79,18 @@ Examples:
    cdclog gen --times 100000 | cdclog mangle > in.jsonl
    cdclog ingest --db state.db --out clean.jsonl in.jsonl
    cdclog inspect --db state.db status
-   producer | cdclog ingest --db state.db > clean.jsonl`,
+   producer | cdclog ingest --db state.db > clean.jsonl
+   cdclog ingest --db state.db --out clean.jsonl --follow /var/log/cdc.jsonl`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "db", Usage: "bbolt database `PATH` (created if missing; required)"},
 			&cli.StringFlag{Name: "out", Usage: "exactly-once output `FILE`, locked while written (default: stdout; a pipe or device is a stream, at least once)"},
-			&cli.Uint64Flag{Name: "start", Usage: "initial frontier `T` of a new database: times below it count as complete"},
+			&cli.Uint64Flag{Name: "start", Usage: "initial frontier `T` of a new database: times below it count as complete (an existing database refuses another)"},
 			onErrorFlag(),
 			&cli.IntFlag{Name: "batch-messages", Value: recovery.DefaultBatchMessages, Usage: "group commit: at most `N` messages per transaction"},
 			&cli.DurationFlag{Name: "batch-delay", Value: recovery.DefaultBatchDelay, Usage: "group commit: wait at most `D` for more messages"},
 			&cli.DurationFlag{Name: "lock-timeout", Value: 3 * time.Second, Usage: "give up after `D` if another process holds the database (0: do not wait)"},
+			&cli.BoolFlag{Name: "follow", Aliases: []string{"F"}, Usage: "keep reading the one FILE as it grows and across rotation, until a signal"},
+			&cli.DurationFlag{Name: "progress-interval", Value: 10 * time.Second, Usage: "when stderr is not a terminal, log progress every `D` (0: never)"},
 		},
 		HideHelpCommand: true,
 		OnUsageError:    commandUsageError("ingest"),
@@ -86,9 +111,24 @@ func runIngest(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	names := c.Args().Slice()
+	if len(names) == 0 {
+		names = []string{"-"}
+	}
+	follow := c.Bool("follow")
+	if follow && (len(names) != 1 || names[0] == "-") {
+		return usageError("--follow reads one regular FILE: give exactly one")
+	}
+	// Every input is opened before the database: a missing one creates
+	// nothing.
+	srcs, err := openSources(e, names, follow)
+	if err != nil {
+		return err
+	}
+	defer srcs.close()
 	opts := recovery.Options{
 		BatchMessages: c.Int("batch-messages"), BatchDelay: c.Duration("batch-delay"),
-		Start: c.Uint64("start"), OnError: policy, Logger: e.log, LockTimeout: wait,
+		Start: c.Uint64("start"), StartSet: c.IsSet("start"), OnError: policy, Logger: e.log, LockTimeout: wait,
 	}
 	closeOut, err := openOutput(e, c.String("out"), wait, &opts)
 	if err != nil {
@@ -100,153 +140,18 @@ func runIngest(c *cli.Context) error {
 		return withCode(exitFailure, err)
 	}
 	defer closeOut(true)
-	in := &ingester{e: e, p: p, policy: policy, started: time.Now(), prog: newInputProgress(e, "ingest", c.Args().Slice())}
-	runErr := in.run(c.Context, c.Args().Slice())
-	in.prog.finish()
+	ctl := listenControl(e, c.String("db"), p)
+	defer ctl.close()
+	ctx, sig := stopOnSignal(c.Context, e)
+	defer sig.release()
+	in := newIngester(e, p, srcs, c.Duration("progress-interval"))
+	runErr := in.run(ctx)
+	in.finish()
+	ctl.close()
 	st, stErr := p.Status()
 	if err := p.Close(); err != nil && runErr == nil {
 		runErr = withCode(exitFailure, err)
 	}
-	in.report(c.String("db"), st, stErr)
-	return runErr
-}
-
-// ingester feeds input files to a processor, a few requests in flight so
-// that decoding, the receiver and the commits overlap.
-type ingester struct {
-	pool    batchPool
-	e       *env
-	p       *recovery.Processor
-	policy  cdc.ErrorPolicy
-	started time.Time
-	read    uint64
-	res     recovery.Result
-	prog    *inputProgress // nil unless stderr is a terminal
-}
-
-const maxInFlight = 16
-
-func (in *ingester) run(ctx context.Context, files []string) error {
-	if len(files) == 0 {
-		files = []string{"-"}
-	}
-	for _, name := range files {
-		if err := in.file(ctx, name); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// file ingests one input, resuming from its committed cursor if it is the
-// same regular file.
-func (in *ingester) file(ctx context.Context, name string) error {
-	in.prog.clear() // openSource may log
-	src, err := openSource(in.e, name, in.p)
-	if err != nil {
-		return err
-	}
-	defer src.close()
-	in.prog.startInput(src.reader.Offset())
-	// Batches are decoded here, between submissions, rather than on a
-	// goroutine of their own: the processor's three goroutines keep both
-	// cores busy, and a decoding goroutine handing batches to this one
-	// left both waiting to be scheduled (about 100 ms per 2M messages in
-	// an execution trace) while the apply goroutine ran out of input.
-	var pending []inFlight
-	var inputErr error
-	// Each request expects the cursor where the previous one left it, so
-	// that if one fails (a protocol violation under --on-error fail), the
-	// requests already submitted after it are not applied and cannot
-	// commit an offset past the messages it left out.
-	var prev []byte
-	if src.cursor != "" {
-		prev = in.p.Cursor(src.cursor)
-	}
-	for more := true; more; {
-		var b *inputBatch
-		b, more = readBatch(src.reader, in.policy, &in.pool)
-		req := recovery.Request{Msgs: b.msgs, Pos: b.pos, Rejects: b.rejects}
-		if src.cursor != "" {
-			req.Cursor, req.CursorValue = src.cursor, src.mark(b.offset, b.line)
-			req.CursorCheck, req.CursorPrev = true, prev
-			prev = req.CursorValue
-		}
-		in.read += uint64(len(b.msgs) + len(b.rejects))
-		in.prog.batch(b.offset, len(b.msgs)+len(b.rejects), in.p.Frontier)
-		w, err := in.p.Submit(ctx, req)
-		if err != nil {
-			return withCode(exitFailure, err)
-		}
-		pending = append(pending, inFlight{w, b})
-		if len(pending) >= maxInFlight {
-			if err := in.wait(ctx, pending[0]); err != nil {
-				in.drain(ctx, pending[1:])
-				return err
-			}
-			pending = pending[1:]
-		}
-		if b.err != nil {
-			inputErr = withCode(exitFailure, b.err)
-			break
-		}
-	}
-	if err := in.drain(ctx, pending); err != nil {
-		return err
-	}
-	return inputErr
-}
-
-// inFlight is a submitted request and the batch it came from, recycled
-// once the request has committed.
-type inFlight struct {
-	w *recovery.Pending
-	b *inputBatch
-}
-
-// wait collects one request's result.
-func (in *ingester) wait(ctx context.Context, f inFlight) error {
-	res, err := f.w.Wait(ctx)
-	if err == nil || ctx.Err() == nil {
-		in.pool.put(f.b) // the processor is done with it
-	}
-	in.res.Accepted += res.Accepted
-	in.res.Duplicates += res.Duplicates
-	in.res.Stale += res.Stale
-	in.res.Skipped += res.Skipped
-	in.res.Quarantined += res.Quarantined
-	in.res.Output += res.Output
-	if err != nil && !errors.Is(err, recovery.ErrFailed) && !errors.Is(err, recovery.ErrClosed) {
-		return err // a protocol violation or invalid message: exit code by type
-	}
-	return withCode(exitFailure, err)
-}
-
-// drain waits for every request still in flight and returns the first
-// error.
-func (in *ingester) drain(ctx context.Context, pending []inFlight) error {
-	var first error
-	for _, w := range pending {
-		if err := in.wait(ctx, w); err != nil && first == nil {
-			first = err
-		}
-	}
-	return first
-}
-
-// report writes the run's one summary line: what this run read and did,
-// then where the database's stream stands (st, unless stErr).
-func (in *ingester) report(db string, st recovery.Status, stErr error) {
-	elapsed := time.Since(in.started)
-	rate := float64(in.read) / max(elapsed.Seconds(), 1e-9)
-	attrs := []slog.Attr{slog.String("db", db), slog.Uint64("messages", in.read), slog.Any("accepted", in.res.Accepted),
-		slog.Any("duplicates", in.res.Duplicates), slog.Any("stale", in.res.Stale),
-		slog.Any("skipped", in.res.Skipped), slog.Any("quarantined", in.res.Quarantined),
-		slog.Any("records_out", in.res.Output)}
-	if stErr == nil {
-		attrs = append(attrs, frontierAttrs(st.Frontier, st.Complete, st.Waiting, st.Reason)...)
-		attrs = append(attrs, slog.Int("pending_updates", st.PendingUpdates))
-	}
-	attrs = append(attrs, slog.Duration("elapsed", elapsed.Round(time.Millisecond)), slog.String("msgs_per_s", fmt.Sprintf("%.0f", rate)))
-	logSummary(in.e, "ingest finished", attrs...)
+	in.report(c.String("db"), st, stErr, sig.received())
+	return sig.outcome(runErr)
 }

@@ -14,9 +14,10 @@ func inspectCommand() *cli.Command {
 		Usage:     "show a database's stored state: status, pending times, WAL, output, quarantine",
 		UsageText: "cdclog inspect --db PATH [--lock-timeout D] [status|pending|wal|output|quarantine] [--json] [VIEW FLAGS]",
 		Description: `Shows what a cdclog database holds and why its stream is stuck, without
-changing it: the database is opened read-only. While another process holds it
-(a running ingest or gc), inspect says so after --lock-timeout instead of
-waiting.
+changing it: the database is opened read-only. While a running ingest holds
+it, that process answers over its control socket (PATH.sock), as of its
+last commit, and inspect says so on stderr; while another command holds it
+(gc), inspect says so after --lock-timeout instead of waiting.
 
 Views (status when none is named):
    status       where the stream stands and why the frontier does not move

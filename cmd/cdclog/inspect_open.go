@@ -90,7 +90,7 @@ func openReader(c *cli.Context, cmd string) (*recovery.Reader, error) {
 func dbError(err error) error {
 	switch {
 	case errors.Is(err, recovery.ErrLocked):
-		err = fmt.Errorf("%w; another cdclog (a running ingest or gc) has it open, so retry when it is done or raise --lock-timeout", err)
+		err = fmt.Errorf("%w; another cdclog (a gc, or a process without a control socket) has it open, so retry when it is done or raise --lock-timeout", err)
 	case errors.Is(err, recovery.ErrNotExist):
 		err = fmt.Errorf("%w (check --db; 'cdclog ingest --db PATH' creates one)", err)
 	}

@@ -39,7 +39,7 @@ func runInspectOutput(c *cli.Context) error {
 	return runView(c, view[recovery.Record]{
 		name: "inspect output",
 		what: "read output log",
-		scan: func(c *cli.Context, r *recovery.Reader, yield func(*recovery.Record) error) error {
+		scan: func(c *cli.Context, r dbReader, yield func(*recovery.Record) error) error {
 			return r.Records(c.Uint64("from-seq"), yield)
 		},
 		json: func(rec *recovery.Record) any {
@@ -48,6 +48,6 @@ func runInspectOutput(c *cli.Context) error {
 		},
 		header: []string{"SEQ", "MESSAGE"},
 		row:    func(rec *recovery.Record) []string { return []string{u64(rec.Seq), rec.Msg.String()} },
-		empty:  func(*recovery.Reader) string { return "no output records from this sequence number on" },
+		empty:  func(dbReader) string { return "no output records from this sequence number on" },
 	})
 }

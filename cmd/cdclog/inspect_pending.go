@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/cdclog/cdclog/demangle"
-	"github.com/cdclog/cdclog/recovery"
 	"github.com/urfave/cli/v2"
 )
 
@@ -41,7 +40,7 @@ func runInspectPending(c *cli.Context) error {
 	return runView(c, view[demangle.PendingTime]{
 		name: "inspect pending",
 		what: "read pending times",
-		scan: func(_ *cli.Context, r *recovery.Reader, yield func(*demangle.PendingTime) error) error {
+		scan: func(_ *cli.Context, r dbReader, yield func(*demangle.PendingTime) error) error {
 			pending, err := r.Pending()
 			if err != nil {
 				return err
@@ -69,7 +68,7 @@ func runInspectPending(c *cli.Context) error {
 			}
 			return []string{u64(p.Time), expected, fmt.Sprint(p.Held), missing}
 		},
-		empty: func(r *recovery.Reader) string {
+		empty: func(r dbReader) string {
 			f, complete := r.Frontier()
 			return fmt.Sprintf("no pending times (%s)", frontierText(f, complete))
 		},

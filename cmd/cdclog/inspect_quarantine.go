@@ -20,7 +20,8 @@ With --json it prints JSON Lines, one object per rejected message:
    {"seq":1,"source":"in.jsonl","line":3,"offset":120,"reason":"…",
     "time":"2026-01-02T03:04:05Z","raw":"{\"update\":…}"}
 raw holds the bytes as text when they are UTF-8; otherwise raw is absent and
-raw_base64 holds them in base64.
+raw_base64 holds them in base64. "truncated":true says that only the first
+KiB of an over-long message was kept.
 
 Examples:
    cdclog inspect --db state.db quarantine
@@ -40,7 +41,7 @@ func runInspectQuarantine(c *cli.Context) error {
 	return runView(c, view[recovery.QuarantineRecord]{
 		name: "inspect quarantine",
 		what: "read quarantine",
-		scan: func(_ *cli.Context, r *recovery.Reader, yield func(*recovery.QuarantineRecord) error) error {
+		scan: func(_ *cli.Context, r dbReader, yield func(*recovery.QuarantineRecord) error) error {
 			return r.Quarantine(yield)
 		},
 		json: func(q *recovery.QuarantineRecord) any {
@@ -50,6 +51,6 @@ func runInspectQuarantine(c *cli.Context) error {
 		row: func(q *recovery.QuarantineRecord) []string {
 			return []string{u64(q.Seq), q.Pos.String(), q.Reason, rawText(q.Raw, 60)}
 		},
-		empty: func(*recovery.Reader) string { return "no quarantined messages" },
+		empty: func(dbReader) string { return "no quarantined messages" },
 	})
 }

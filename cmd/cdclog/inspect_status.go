@@ -39,7 +39,7 @@ func runInspectStatus(c *cli.Context) error {
 	return runView(c, view[recovery.Status]{
 		name: "inspect status",
 		what: "read status",
-		scan: func(_ *cli.Context, r *recovery.Reader, yield func(*recovery.Status) error) error {
+		scan: func(_ *cli.Context, r dbReader, yield func(*recovery.Status) error) error {
 			s, err := r.Status()
 			if err != nil {
 				return err

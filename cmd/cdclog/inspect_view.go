@@ -2,10 +2,11 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 
-	"github.com/cdclog/cdclog/recovery"
+	"github.com/cdclog/cdclog/control"
 	"github.com/urfave/cli/v2"
 )
 
@@ -18,7 +19,7 @@ type view[T any] struct {
 	name string
 	// scan reads the items from r in order and calls yield on each; it
 	// stops, returning yield's error, when yield fails.
-	scan func(c *cli.Context, r *recovery.Reader, yield func(*T) error) error
+	scan func(c *cli.Context, r dbReader, yield func(*T) error) error
 	// what names what scan reads, for its errors ("read WAL").
 	what string
 
@@ -32,18 +33,37 @@ type view[T any] struct {
 	// or, when text is set, text writes each item itself.
 	header []string
 	row    func(*T) []string
-	empty  func(r *recovery.Reader) string
+	empty  func(r dbReader) string
 	text   func(w io.Writer, item *T) error
 }
 
-// runView runs v on the database that --db names.
+// runView runs v on the database that --db names. When the running
+// process that answered for the database stops before the view has shown
+// anything, the view is read from the file, once it is free.
 func runView[T any](c *cli.Context, v view[T]) (err error) {
-	limit := c.Uint64("limit") // 0 (all) for views without --limit
-	r, err := openReader(c, v.name)
+	r, err := openView(c, v.name)
 	if err != nil {
 		return err
 	}
-	defer closeReader(r, &err)
+	err = showView(c, v, r)
+	if errors.Is(err, errGoneBeforeAnswer) {
+		r.Close()
+		if r, err = openReader(c, v.name); err != nil {
+			return err
+		}
+		err = showView(c, v, r)
+	}
+	closeReader(r, &err)
+	return err
+}
+
+// errGoneBeforeAnswer: the process answering for the database stopped
+// before the view showed anything.
+var errGoneBeforeAnswer = errors.New("the running cdclog stopped before answering")
+
+// showView shows v as r reads it.
+func showView[T any](c *cli.Context, v view[T], r dbReader) error {
+	limit := c.Uint64("limit") // 0 (all) for views without --limit
 	asJSON := wantJSON(c)
 	return writeStdout(getEnv(c), func(w *bufio.Writer) error {
 		var show func(*T) error
@@ -69,6 +89,9 @@ func runView[T any](c *cli.Context, v view[T]) (err error) {
 			return show(item)
 		})
 		if err = ignoreLimit(err); err != nil {
+			if n == 0 && errors.Is(err, control.ErrGone) {
+				return errGoneBeforeAnswer
+			}
 			return withCode(exitFailure, fmt.Errorf("%s: %w", v.what, err))
 		}
 		if t == nil {

@@ -56,7 +56,7 @@ func runInspectWAL(c *cli.Context) error {
 	return runView(c, view[recovery.WALEntry]{
 		name: "inspect wal",
 		what: "read WAL",
-		scan: func(_ *cli.Context, r *recovery.Reader, yield func(*recovery.WALEntry) error) error {
+		scan: func(_ *cli.Context, r dbReader, yield func(*recovery.WALEntry) error) error {
 			return r.WAL(from, to, yield)
 		},
 		json: func(we *recovery.WALEntry) any {
@@ -68,6 +68,6 @@ func runInspectWAL(c *cli.Context) error {
 		row: func(we *recovery.WALEntry) []string {
 			return []string{u64(we.Time), u64(we.Arrival), we.Pos.String(), we.Msg.String()}
 		},
-		empty: func(*recovery.Reader) string { return "no WAL entries in the time range" },
+		empty: func(dbReader) string { return "no WAL entries in the time range" },
 	})
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/cdclog/cdclog/cdc"
@@ -20,7 +22,8 @@ type rejectSink struct {
 
 // openRejectSink checks the --quarantine flag against the policy and
 // creates the quarantine file, refusing one that is also an input (creating
-// it would empty that input).
+// it would empty that input). No inputs means stdin, as for the commands'
+// FILE arguments.
 func openRejectSink(e *env, policy cdc.ErrorPolicy, path string, inputs []string) (*rejectSink, error) {
 	switch {
 	case policy == cdc.Quarantine && path == "":
@@ -32,7 +35,10 @@ func openRejectSink(e *env, policy cdc.ErrorPolicy, path string, inputs []string
 	if path == "" {
 		return s, nil
 	}
-	if err := checkNotAnInput(path, inputs); err != nil {
+	if len(inputs) == 0 {
+		inputs = []string{"-"}
+	}
+	if err := checkNotAnInput(path, inputs, e.stdin); err != nil {
 		return nil, err
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
@@ -44,24 +50,37 @@ func openRejectSink(e *env, policy cdc.ErrorPolicy, path string, inputs []string
 }
 
 // checkNotAnInput refuses a quarantine file that is one of the inputs
-// ("-" being stdin): creating it would truncate that input.
-func checkNotAnInput(quarantine string, inputs []string) error {
+// ("-" or "" being stdin), however it is reached (a symbolic or hard link
+// is the same file to os.SameFile): creating it would truncate that input.
+func checkNotAnInput(quarantine string, inputs []string, stdin io.Reader) error {
 	q, err := os.Stat(quarantine)
 	if err != nil {
 		return nil // does not exist yet: cannot be an input
 	}
 	for _, in := range inputs {
-		var fi os.FileInfo
-		if in == "" || in == "-" {
-			fi, err = os.Stdin.Stat()
-		} else {
-			fi, err = os.Stat(in)
-		}
-		if err == nil && os.SameFile(q, fi) {
-			return usageError("--quarantine %s is also an input file", quarantine)
+		fi, err := statInput(in, stdin)
+		switch {
+		case err != nil || !os.SameFile(q, fi):
+		case in == "" || in == "-":
+			return usageError("--quarantine %s is also the input (stdin reads it)", quarantine)
+		default:
+			return usageError("--quarantine %s is also an input file (%s)", quarantine, in)
 		}
 	}
 	return nil
+}
+
+// statInput returns the FileInfo of a named input, or of stdin for "-" or
+// "" (an error when stdin is not a file).
+func statInput(name string, stdin io.Reader) (os.FileInfo, error) {
+	if name != "" && name != "-" {
+		return os.Stat(name)
+	}
+	f, ok := stdin.(*os.File)
+	if !ok {
+		return nil, errors.New("stdin is not a file")
+	}
+	return f.Stat()
 }
 
 // add counts and reports one rejected message, and writes it to the

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/cdclog/cdclog/cdc"
+	"github.com/cdclog/cdclog/control"
 	"github.com/cdclog/cdclog/recovery"
 	"github.com/urfave/cli/v2"
 )
@@ -72,19 +73,33 @@ func runReplay(c *cli.Context) error {
 	if c.IsSet("from-seq") && (c.Bool("rederive") || c.Bool("verify")) {
 		return usageError("replay: --from-seq applies to the stored output, not to --rederive or --verify")
 	}
+	e := getEnv(c)
+	if !c.Bool("verify") && !c.Bool("rederive") {
+		// The stored output can be read from a running processor too.
+		r, err := openView(c, "replay")
+		if err != nil {
+			return err
+		}
+		defer func() { r.Close() }()
+		err = replayStored(e, r, max(c.Uint64("from-seq"), 1))
+		if errors.Is(err, errGoneBeforeAnswer) {
+			r.Close()
+			if r, err = openReader(c, "replay"); err != nil {
+				return err
+			}
+			err = replayStored(e, r, max(c.Uint64("from-seq"), 1))
+		}
+		return err
+	}
 	r, err := openReader(c, "replay")
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	e := getEnv(c)
-	switch {
-	case c.Bool("verify"):
+	if c.Bool("verify") {
 		return replayVerify(e, r)
-	case c.Bool("rederive"):
-		return replayRederive(e, r)
 	}
-	return replayStored(e, r, max(c.Uint64("from-seq"), 1))
+	return replayRederive(e, r)
 }
 
 // replayFile is 'replay FILE': demangle's code on a captured input.
@@ -101,13 +116,17 @@ func replayFile(c *cli.Context) error {
 }
 
 // replayStored writes the committed output records from seq from on.
-func replayStored(e *env, r *recovery.Reader, from uint64) error {
+func replayStored(e *env, r dbReader, from uint64) error {
 	end := r.OutputEnd()
 	if from > end {
 		e.log.Warn("nothing to replay: the output log ends before --from-seq", "from_seq", from, "last_record", end-1)
 	}
 	out := newRecordWriter(e, "replay", int64(end)-int64(from))
 	err := r.Records(from, func(rec *recovery.Record) error { return out.write(&rec.Msg) })
+	if out.n == 0 && errors.Is(err, control.ErrGone) {
+		out.prog.finish()
+		return errGoneBeforeAnswer
+	}
 	return out.close(err, "read output log")
 }
 

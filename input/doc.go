@@ -1,0 +1,39 @@
+// Package input provides the sources that recovery.Processor.Ingest reads:
+// files, which resume where the last commit left them and can be followed
+// as they grow, and streams (stdin, pipes, devices), which cannot.
+//
+// # Files
+//
+// A regular file (OpenFile) is read from where its committed cursor says,
+// when the cursor still describes the file: the cursor holds the offset and
+// line reached, a CRC-32C of the file's first bytes (up to 64 KiB, no
+// further than the offset) and one of the 4 KiB before the offset. A file
+// whose bytes differ (replaced, rewritten, cut) is read from its start
+// instead, and what was committed already is dropped as duplicates, which
+// is always harmless: every statement of the protocol is true forever.
+//
+// A file may still be being written. Its last line, when it has no line end
+// and is not a whole message (or a msgpack message cut short), is not
+// consumed: the cursor stops before it, and the next run, or the same run
+// when following, reads it once it is complete. A last line without a line
+// end that is a whole message is consumed (no prefix of a JSON object is
+// one, so it cannot be a message still being written).
+//
+// Following (FileOptions.Follow) reads a file as it grows, like tail -F:
+// at its end the source waits for more, and it notices a file that was
+// replaced at its path (rotated: read to its end, then the new file from
+// its start) or cut short (copied and truncated: read again from its
+// start). A file rotated while no process was following it has its unread
+// tail left unread: the cursor then finds another file at the path.
+//
+// # Streams
+//
+// A stream (NewStream) is read by a goroutine of its own, so that the
+// source knows when no input is available at once: a batch is handed over
+// as soon as the producer pauses, and a producer that writes a message
+// every 50 ms sees each committed within the processor's batch delay. When
+// Ingest is stopped (its context ends) the source hands over every byte it
+// has taken from the stream, decoded, before it ends: nothing read is lost.
+// A message the producer was in the middle of writing is then incomplete:
+// it is not ingested, and the source says so in its log.
+package input

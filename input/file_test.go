@@ -1,0 +1,242 @@
+package input
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/cdclog/cdclog/cdc"
+	"github.com/cdclog/cdclog/recovery"
+)
+
+// readFileSource opens path, starts it at cursor and reads it to its end,
+// returning the times read, the last cursor and the error that ended it.
+func readFileSource(t *testing.T, path string, cursor []byte, policy cdc.ErrorPolicy) ([]uint64, []byte, error) {
+	t.Helper()
+	f, err := OpenFile(path, FileOptions{Logger: quietLog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Start(context.Background(), cursor); err != nil {
+		t.Fatal(err)
+	}
+	b := newBatch()
+	b.Max, b.Policy = 7, policy
+	var times []uint64
+	var last []byte
+	for {
+		b.Reset()
+		err := f.Read(context.Background(), b)
+		for _, m := range b.Msgs {
+			times = append(times, m.Update.Time)
+		}
+		if b.Cursor != nil {
+			last = b.Cursor
+		}
+		if err != nil {
+			return times, last, err
+		}
+	}
+}
+
+func TestAFileResumesAtItsCursorWhileItHoldsTheSameBytes(t *testing.T) {
+	dir := t.TempDir()
+	path := writeFile(t, dir, "in.jsonl", updates(0, 50))
+	got, cursor, err := readFileSource(t, path, nil, cdc.Fail)
+	if err != io.EOF || !slices.Equal(got, seq(0, 50)) {
+		t.Fatalf("first read: %v, %v", got, err)
+	}
+	appendFile(t, path, updates(50, 60))
+	if got, _, err := readFileSource(t, path, cursor, cdc.Fail); err != io.EOF || !slices.Equal(got, seq(50, 60)) {
+		t.Fatalf("resumed after growth: %v, %v", got, err)
+	}
+	// Another file under the name: read from its start.
+	writeFile(t, dir, "in.jsonl", updates(100, 160))
+	if got, _, err := readFileSource(t, path, cursor, cdc.Fail); err != io.EOF || !slices.Equal(got, seq(100, 160)) {
+		t.Fatalf("replaced: %v, %v", got, err)
+	}
+	// The same file with a byte before the offset changed.
+	writeFile(t, dir, "in.jsonl", updates(0, 50))
+	_, cursor, _ = readFileSource(t, path, nil, cdc.Fail)
+	b, _ := os.ReadFile(path)
+	b[len(b)-20] = '9'
+	os.WriteFile(path, b, 0o644)
+	if got, _, _ := readFileSource(t, path, cursor, cdc.Skip); len(got) < 49 {
+		t.Fatalf("edited before the offset: resumed, read only %v", got)
+	}
+}
+
+func TestAFileLeavesAnUnfinishedLastLineForLater(t *testing.T) {
+	for _, policy := range []cdc.ErrorPolicy{cdc.Fail, cdc.Skip, cdc.Quarantine} {
+		t.Run(policy.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			whole := updates(0, 10)
+			last := update(10)
+			path := writeFile(t, dir, "in.jsonl", whole+last[:20])
+			got, cursor, err := readFileSource(t, path, nil, policy)
+			if err != io.EOF || !slices.Equal(got, seq(0, 10)) {
+				t.Fatalf("%v, %v", got, err)
+			}
+			appendFile(t, path, last[20:]+update(11))
+			if got, _, err := readFileSource(t, path, cursor, policy); err != io.EOF || !slices.Equal(got, seq(10, 12)) {
+				t.Fatalf("once complete: %v, %v", got, err)
+			}
+		})
+	}
+}
+
+func TestAFileEndsAtAWholeLastLineWithoutItsLineEnd(t *testing.T) {
+	path := writeFile(t, t.TempDir(), "in.jsonl", updates(0, 3)+update(3)[:len(update(3))-1])
+	if got, _, err := readFileSource(t, path, nil, cdc.Fail); err != io.EOF || !slices.Equal(got, seq(0, 4)) {
+		t.Fatalf("%v, %v", got, err)
+	}
+}
+
+func TestAFileStopsBeforeABadLineUnderFail(t *testing.T) {
+	dir := t.TempDir()
+	path := writeFile(t, dir, "in.jsonl", updates(0, 5)+"{bad}\n"+updates(5, 8))
+	got, cursor, err := readFileSource(t, path, nil, cdc.Fail)
+	var de *cdc.DecodeError
+	if !errors.As(err, &de) || de.Pos.Line != 6 || !slices.Equal(got, seq(0, 5)) {
+		t.Fatalf("%v, %v", got, err)
+	}
+	// Corrected in place, the rerun reads the line.
+	writeFile(t, dir, "in.jsonl", updates(0, 5)+update(99)+updates(5, 8))
+	if got, _, err := readFileSource(t, path, cursor, cdc.Fail); err != io.EOF || !slices.Equal(got, append([]uint64{99}, seq(5, 8)...)) {
+		t.Fatalf("after the fix: %v, %v", got, err)
+	}
+}
+
+func TestOpenTellsFilesFromStreams(t *testing.T) {
+	dir := t.TempDir()
+	path := writeFile(t, dir, "in.jsonl", updates(0, 1))
+	if s, err := Open(path, FileOptions{}); err != nil {
+		t.Fatal(err)
+	} else if _, ok := s.(*File); !ok {
+		t.Fatalf("a regular file gave %T", s)
+	} else {
+		s.Close()
+	}
+	if _, err := Open(dir, FileOptions{}); err == nil {
+		t.Fatal("a directory was opened")
+	}
+	if _, err := Open(dir+"/missing", FileOptions{}); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a missing file: %v", err)
+	}
+	if s, err := Open("/dev/null", FileOptions{}); err != nil {
+		t.Fatal(err)
+	} else if _, ok := s.(*Stream); !ok || s.Name() != "" {
+		t.Fatalf("/dev/null gave %T named %q", s, s.Name())
+	} else {
+		s.Close()
+	}
+	if _, err := Open("/dev/null", FileOptions{Follow: true}); !errors.Is(err, ErrNotRegular) {
+		t.Fatalf("following /dev/null: %v", err)
+	}
+}
+
+// followed opens path to follow it, started at cursor.
+func followed(t *testing.T, path string, cursor []byte) *File {
+	t.Helper()
+	f, err := OpenFile(path, FileOptions{Follow: true, Poll: time.Millisecond, Logger: quietLog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	if err := f.Start(context.Background(), cursor); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// collect reads f until it has n messages, failing after d.
+func collect(t *testing.T, f recovery.Source, n int, d time.Duration) ([]uint64, []byte) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	var times []uint64
+	var cursor []byte
+	b := newBatch()
+	for len(times) < n {
+		b.Reset()
+		if err := f.Read(ctx, b); err != nil {
+			t.Fatalf("after %d of %d messages: %v", len(times), n, err)
+		}
+		for _, m := range b.Msgs {
+			times = append(times, m.Update.Time)
+		}
+		if b.Cursor != nil {
+			cursor = b.Cursor
+		}
+	}
+	return times, cursor
+}
+
+func TestAFollowedFileIsReadAsItGrows(t *testing.T) {
+	path := writeFile(t, t.TempDir(), "in.jsonl", updates(0, 5))
+	f := followed(t, path, nil)
+	if got, _ := collect(t, f, 5, 10*time.Second); !slices.Equal(got, seq(0, 5)) {
+		t.Fatal(got)
+	}
+	// A line written in two parts is read once whole.
+	last := update(5)
+	appendFile(t, path, last[:10])
+	time.Sleep(20 * time.Millisecond)
+	appendFile(t, path, last[10:]+updates(6, 8))
+	if got, _ := collect(t, f, 3, 10*time.Second); !slices.Equal(got, seq(5, 8)) {
+		t.Fatal(got)
+	}
+}
+
+func TestAFollowedFileGoesOnAcrossRotation(t *testing.T) {
+	dir := t.TempDir()
+	path := writeFile(t, dir, "in.jsonl", updates(0, 5))
+	f := followed(t, path, nil)
+	collect(t, f, 5, 10*time.Second)
+	// The producer writes its last lines, and the file is rotated.
+	appendFile(t, path, updates(5, 7))
+	if err := os.Rename(path, path+".1"); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "in.jsonl", updates(7, 10))
+	got, cursor := collect(t, f, 5, 10*time.Second)
+	if !slices.Equal(got, seq(5, 10)) {
+		t.Fatal(got)
+	}
+	// The cursor describes the new file: a rerun resumes in it.
+	appendFile(t, path, updates(10, 12))
+	g := followed(t, path, cursor)
+	if got, _ := collect(t, g, 2, 10*time.Second); !slices.Equal(got, seq(10, 12)) {
+		t.Fatal(got)
+	}
+}
+
+func TestAFollowedFileCutShortIsReadAgainFromItsStart(t *testing.T) {
+	path := writeFile(t, t.TempDir(), "in.jsonl", updates(0, 20))
+	f := followed(t, path, nil)
+	collect(t, f, 20, 10*time.Second)
+	// copytruncate: the file is emptied in place, then written again.
+	if err := os.Truncate(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	appendFile(t, path, updates(30, 33))
+	if got, _ := collect(t, f, 3, 10*time.Second); !slices.Equal(got, seq(30, 33)) {
+		t.Fatal(got)
+	}
+}
+
+func TestAFollowedFileStopsWhenItsContextEnds(t *testing.T) {
+	path := writeFile(t, t.TempDir(), "in.jsonl", "")
+	f := followed(t, path, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	b := newBatch()
+	if err := f.Read(ctx, b); !errors.Is(err, context.DeadlineExceeded) || b.Len() != 0 {
+		t.Fatalf("%d messages, %v", b.Len(), err)
+	}
+}

@@ -1,0 +1,101 @@
+package input
+
+import (
+	"context"
+	"errors"
+	"io"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/cdclog/cdclog/cdc"
+)
+
+func TestAStreamHandsOverWhatItHasWhenTheProducerPauses(t *testing.T) {
+	pr, pw := io.Pipe()
+	s := NewStream(pr, cdc.JSONL, "pipe", quietLog())
+	defer s.Close()
+	go io.WriteString(pw, updates(0, 2))
+	b := newBatch()
+	// The producer has not closed the pipe: Read returns what it has.
+	if err := readOne(t, s, b, 10*time.Second); err != nil || b.Len() != 2 {
+		t.Fatalf("got %d messages, %v", b.Len(), err)
+	}
+	go func() { io.WriteString(pw, updates(2, 3)+`{"update":{"da`); pw.Close() }()
+	if err := readOne(t, s, b, 10*time.Second); err != nil || b.Len() != 1 {
+		t.Fatalf("after a pause mid-line: %d messages, %v", b.Len(), err)
+	}
+	// The producer closed in the middle of a message: the end of the
+	// stream judges it.
+	err := readOne(t, s, b, 10*time.Second)
+	var de *cdc.DecodeError
+	if !errors.As(err, &de) {
+		t.Fatalf("a stream ended mid-message: %v", err)
+	}
+}
+
+func TestAStreamBatchKeepsToItsLimits(t *testing.T) {
+	in := updates(0, 100)
+	for _, tc := range []struct {
+		name          string
+		max, maxBytes int
+		want          int
+	}{
+		{"messages", 7, 0, 7},
+		{"bytes", 1000, 3 * len(update(0)), 3},
+		{"one", 1, 0, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewStream(io.NopCloser(stringsReader(in)), cdc.JSONL, "s", quietLog())
+			defer s.Close()
+			b := newBatch()
+			b.Max, b.MaxBytes = tc.max, tc.maxBytes
+			if err := readOne(t, s, b, 10*time.Second); err != nil || b.Len() != tc.want {
+				t.Fatalf("%d messages, %v; want %d", b.Len(), err, tc.want)
+			}
+		})
+	}
+}
+
+func TestAStoppedStreamHandsOverEverythingItRead(t *testing.T) {
+	pr, pw := io.Pipe()
+	s := NewStream(pr, cdc.JSONL, "pipe", quietLog())
+	defer s.Close()
+	// io.Pipe's Write returns once the feeder has read it all: these
+	// bytes are out of the pipe, and only the source holds them.
+	if _, err := io.WriteString(pw, updates(0, 3000)+`{"update":{"data":"half`); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	b := newBatch()
+	got, err := readUntil(t, ctx, s, b)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("ended with %v, want the context's error", err)
+	}
+	if !slices.Equal(got, seq(0, 3000)) {
+		t.Fatalf("handed over %d messages of 3000", len(got))
+	}
+	pw.Close()
+}
+
+func TestAStreamStopsWhileItsProducerIsSilent(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	s := NewStream(pr, cdc.JSONL, "pipe", quietLog())
+	defer s.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	b := newBatch()
+	done := make(chan error, 1)
+	go func() { b.Reset(); done <- s.Read(ctx, b) }()
+	time.Sleep(20 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) || b.Len() != 0 {
+			t.Fatalf("%d messages, %v", b.Len(), err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Read did not return after its context ended")
+	}
+}

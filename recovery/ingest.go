@@ -1,0 +1,245 @@
+package recovery
+
+import (
+	"context"
+	"errors"
+	"io"
+)
+
+// Default limits of one read from a Source (see IngestOptions).
+const (
+	DefaultReadMessages = 4096
+	DefaultReadBytes    = 4 << 20
+	DefaultInFlight     = 16
+)
+
+// IngestOptions configure Processor.Ingest. The zero value works.
+type IngestOptions struct {
+	// ReadMessages bounds the messages (and rejects) of one read from the
+	// source: 0 means DefaultReadMessages, and never more than the
+	// processor's BatchMessages, so that a group commit of N messages
+	// means what it says.
+	ReadMessages int
+	// ReadBytes bounds the input bytes of one read (for a source that
+	// counts them): 0 means DefaultReadBytes.
+	ReadBytes int
+	// InFlight bounds the reads submitted and not yet committed, so that
+	// decoding, the receiver and the commits overlap: 0 means
+	// DefaultInFlight.
+	InFlight int
+	// OnRead, when set, is called on Ingest's goroutine after each read
+	// from the source, with the batch read (before it is submitted; it
+	// must not keep or change it).
+	OnRead func(*SourceBatch)
+}
+
+func (o IngestOptions) withDefaults(p *Processor) IngestOptions {
+	if o.ReadMessages <= 0 {
+		o.ReadMessages = DefaultReadMessages
+	}
+	o.ReadMessages = min(o.ReadMessages, p.opts.BatchMessages)
+	if o.ReadBytes <= 0 {
+		o.ReadBytes = DefaultReadBytes
+	}
+	if o.InFlight <= 0 {
+		o.InFlight = DefaultInFlight
+	}
+	return o
+}
+
+// IngestResult is what Ingest did: the messages it read, and what became
+// of those that were committed.
+type IngestResult struct {
+	// Read counts the messages and rejects read from the source.
+	Read uint64
+	// Committed sums the Results of the committed requests; messages read
+	// but not committed (after an error) are not in it.
+	Committed Result
+}
+
+// Ingest reads src until it ends and commits what it reads, each batch in
+// one transaction with the source's position (its cursor, under
+// src.Name()), so that an Ingest of the same source after a crash or a
+// stop resumes just after what was committed. It returns nil once the
+// source has ended (io.EOF) and everything read is committed.
+//
+// Ingest is how a service reads a feed: a batch is submitted as soon as
+// the source has no more input at once, so a producer that pauses has
+// what it wrote committed and released within Options.BatchDelay; the
+// last batch of a finished input is committed without that delay.
+//
+// When ctx ends, or Close begins, Ingest stops reading, commits what it
+// has read and returns ctx's error (ErrClosed for Close). Under policy
+// Fail it returns the first error that stopped the input or a request (a
+// *cdc.DecodeError, a *demangle.ViolationError, ErrFailed, the source's
+// own error, as it is) once everything before it is
+// committed; the requests read after it are not applied, and their
+// positions are not committed. Several Ingests, of different sources, may
+// run at once, with Submit and Append besides.
+func (p *Processor) Ingest(ctx context.Context, src Source, o IngestOptions) (IngestResult, error) {
+	if err := p.enter(); err != nil {
+		return IngestResult{}, err
+	}
+	defer p.leave()
+	o = o.withDefaults(p)
+	// The reads stop when ctx ends, Close begins, or a request fails;
+	// the commits go on until everything read is in.
+	rctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	go func() {
+		select {
+		case <-p.closing:
+			stop(ErrClosed)
+		case <-rctx.Done():
+		}
+	}()
+	name := src.Name()
+	var cursor []byte
+	if name != "" {
+		cursor = p.Cursor(name)
+	}
+	if err := src.Start(rctx, cursor); err != nil {
+		src.Close()
+		return IngestResult{}, err
+	}
+	run := &ingestRun{p: p, src: src, o: o, stop: stop, prev: cursor,
+		free: make(chan *SourceBatch, o.InFlight), flight: make(chan ingestFlight, o.InFlight)}
+	for range o.InFlight {
+		run.free <- &SourceBatch{}
+	}
+	collected := make(chan struct{})
+	go func() { run.collect(); close(collected) }()
+	readErr := run.read(rctx)
+	close(run.flight)
+	<-collected
+	if err := src.Close(); err != nil && readErr == nil && run.failed == nil {
+		readErr = err
+	}
+	return run.res, run.outcome(ctx, rctx, readErr)
+}
+
+// ingestRun is one Ingest: its reading loop (on Ingest's goroutine) and
+// the collector of results (on a goroutine of its own), which hands the
+// batches back once their requests have committed.
+type ingestRun struct {
+	p    *Processor
+	src  Source
+	o    IngestOptions
+	stop context.CancelCauseFunc
+	prev []byte // the cursor value the next request expects
+
+	free   chan *SourceBatch // batches ready to be read into
+	flight chan ingestFlight // submitted, in order
+	res    IngestResult      // the collector's, read after it ends
+	failed error             // the first request error (the collector's)
+}
+
+// ingestFlight is a submitted batch.
+type ingestFlight struct {
+	b *SourceBatch
+	w *Pending
+}
+
+// read reads batches and submits them until the source ends or fails, or
+// rctx ends (the source then returns what it holds).
+func (r *ingestRun) read(rctx context.Context) error {
+	for {
+		// Even once rctx has ended, the source is read until it says so:
+		// it hands over what it has already taken from its input (a
+		// pipe's buffered bytes), which nothing could read again.
+		b := <-r.free
+		b.Reset()
+		b.Max, b.MaxBytes, b.Policy = r.o.ReadMessages, r.o.ReadBytes, r.p.opts.OnError
+		rerr := r.src.Read(rctx, b)
+		r.res.Read += uint64(b.Len())
+		if r.o.OnRead != nil {
+			r.o.OnRead(b)
+		}
+		// The last batch is submitted even when empty: it flushes the
+		// group commit that the batches before it may be waiting in.
+		if b.Len() == 0 && b.Cursor == nil && rerr == nil {
+			r.free <- b
+		} else if err := r.submit(b, rerr != nil); err != nil {
+			return err
+		}
+		if rerr != nil {
+			if rerr == io.EOF {
+				return nil
+			}
+			return rerr
+		}
+	}
+}
+
+// submit queues b's request, chained to the one before by its cursor.
+func (r *ingestRun) submit(b *SourceBatch, last bool) error {
+	req := Request{Msgs: b.Msgs, Pos: b.Pos, Rejects: b.Rejects, Flush: last}
+	if name := r.src.Name(); name != "" && b.Cursor != nil {
+		req.Cursor, req.CursorValue = name, b.Cursor
+		req.CursorCheck, req.CursorPrev = true, r.prev
+		r.prev = b.Cursor
+	}
+	// Not rctx: what was read goes in even when the reads are stopped.
+	w, err := r.p.send(context.Background(), req)
+	if err != nil {
+		return err
+	}
+	r.flight <- ingestFlight{b: b, w: w}
+	return nil
+}
+
+// collect waits for each submitted request in turn, sums the results of
+// those that committed, tells the source, and recycles the batch. The
+// first failure stops the reads.
+func (r *ingestRun) collect() {
+	ack, _ := r.src.(Acknowledger)
+	for f := range r.flight {
+		res, err := f.w.Wait(context.Background())
+		switch {
+		case err == nil:
+			r.res.Committed.Add(res)
+			if ack != nil && f.b.Cursor != nil {
+				ack.Committed(f.b.Cursor)
+			}
+		case r.failed == nil:
+			// The requests after it fail with ErrCursorMoved (or the
+			// same storage error): only the first is the cause.
+			r.res.Committed.Add(res)
+			r.failed = err
+			r.stop(err)
+		}
+		r.free <- f.b
+	}
+}
+
+// outcome is Ingest's error: a failed request's first, else the source's
+// (other than the stop), else why the reads stopped.
+func (r *ingestRun) outcome(ctx, rctx context.Context, readErr error) error {
+	if r.failed != nil {
+		return r.failed
+	}
+	stopped := context.Cause(rctx)
+	switch {
+	case readErr == nil:
+		return nil
+	case errors.Is(readErr, context.Canceled) || errors.Is(readErr, context.DeadlineExceeded):
+		if errors.Is(stopped, ErrClosed) {
+			return ErrClosed
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	return readErr
+}
+
+// Add sums o into r.
+func (r *Result) Add(o Result) {
+	r.Accepted += o.Accepted
+	r.Duplicates += o.Duplicates
+	r.Stale += o.Stale
+	r.Skipped += o.Skipped
+	r.Quarantined += o.Quarantined
+	r.Applied += o.Applied
+	r.Output += o.Output
+}
