@@ -185,16 +185,17 @@ func (p *Processor) collect(first *request, timer *time.Timer) []*request {
 	return reqs
 }
 
-// msgBytes is about what msgs take in a batch's buffers: an update its
-// data and 32 bytes, a statement 32 and 16 a count.
+// msgBytes is about what msgs take in a batch's buffers beyond what a
+// message of any size does: an update its data and 8 bytes, a statement
+// 16 a count.
 func msgBytes(msgs []cdc.Message) int {
 	n := 0
 	for i := range msgs {
 		switch m := &msgs[i]; m.Kind {
 		case cdc.KindUpdate:
-			n += len(m.Update.Data) + 32
+			n += len(m.Update.Data) + 8
 		default:
-			n += 32 + 16*len(m.Progress.Counts)
+			n += 16 * len(m.Progress.Counts)
 		}
 	}
 	return n

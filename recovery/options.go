@@ -13,7 +13,7 @@ import (
 // Default group-commit limits.
 const (
 	DefaultBatchMessages = 32 << 10
-	DefaultBatchBytes    = 8 << 20
+	DefaultBatchBytes    = 2 << 20
 	DefaultBatchDelay    = 2 * time.Millisecond
 )
 
@@ -22,9 +22,12 @@ const (
 type Options struct {
 	// BatchMessages closes a group commit once it holds this many messages,
 	// BatchBytes once their data takes this many bytes (about: an update
-	// counts its data and 32 bytes, a statement 32 and 16 a count), so
-	// that a batch's buffers (its WAL chunks, output records and output
-	// bytes, three batches in flight) stay small when messages are big.
+	// counts its data and 8 bytes, a statement 16 a count), so that a
+	// batch's buffers (its WAL chunks, output records and output bytes,
+	// three batches in flight) stay small when messages are big. The
+	// default, 2 MiB, never cuts a batch of 32K ordinary messages (about
+	// 1 MB); with 10 KB objects it gave the lowest memory and time of 2 and
+	// 8 MiB (peak RSS 320 and 530 MB, 8.5 and 10.5 s for 200k messages).
 	BatchMessages int
 	BatchBytes    int
 	// BatchDelay is how long a group commit waits for more appends once it
