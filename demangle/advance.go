@@ -40,7 +40,7 @@ func (r *Receiver) advance(out []cdc.Message) ([]cdc.Message, error) {
 				split.restart(c.Time)
 				start = len(r.countSlab)
 			}
-			out = ts.emit(out, r.frontier)
+			out = ts.emit(&r.arena, out, r.frontier)
 			start = r.keepCount(start, c)
 			split.added(c)
 			r.forget(r.frontier)

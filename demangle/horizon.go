@@ -441,7 +441,7 @@ func (r *Receiver) spill(from uint64) iter.Seq[*Held] {
 			}
 			for i := range ts.updates {
 				u := &ts.updates[i]
-				h = Held{Msg: cdc.NewUpdate(u.data, t, u.diff), At: u.pos, From: t}
+				h = Held{Msg: r.arena.message(u, t), At: r.arena.pos(u), From: t}
 				if !yield(&h) {
 					stop = true
 					return
@@ -481,6 +481,9 @@ func (r *Receiver) drop(t uint64) {
 	}
 	r.held -= ts.len()
 	r.bytes -= ts.bytes
+	for i := range ts.updates {
+		r.arena.release(&ts.updates[i])
+	}
 	r.times.del(t)
 }
 

@@ -207,7 +207,7 @@ func (r *Receiver) checkCount(p *cdc.Progress, t, c uint64, at cdc.Pos) *Violati
 			"time %d given count %d, earlier 0", t, c)
 	case ts != nil && uint64(ts.len()) > c:
 		h := ts.last()
-		return r.progressViolation(TooManyUpdates, p, t, at, h.message(t), h.pos,
+		return r.progressViolation(TooManyUpdates, p, t, at, r.arena.message(h, t), r.arena.pos(h),
 			"time %d given count %d but %d distinct updates are held", t, c, ts.len())
 	}
 	return nil
@@ -222,7 +222,7 @@ func (r *Receiver) checkZero(p *cdc.Progress, t uint64, ts *timeState, at cdc.Po
 			"time %d given count 0, earlier %d", t, ts.count)
 	case ts.len() > 0:
 		h := ts.first()
-		return r.progressViolation(UpdateAtZeroCount, p, t, at, h.message(t), h.pos,
+		return r.progressViolation(UpdateAtZeroCount, p, t, at, r.arena.message(h, t), r.arena.pos(h),
 			"time %d given count 0 but %d distinct updates are held", t, ts.len())
 	}
 	return nil

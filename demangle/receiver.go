@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/cdclog/cdclog/cdc"
-	"github.com/cdclog/cdclog/internal/slab"
 )
 
 // Outcome says what Push did with a message it did not reject.
@@ -57,10 +56,10 @@ type Receiver struct {
 	zeroStmts  stmtHeap
 	// held is the number of distinct updates held.
 	held int
-	// free keeps emptied time states for reuse, and slab is where held
+	// free keeps emptied time states for reuse, and arena is where held
 	// data is copied: both spare the allocator on the hot path.
 	free  []*timeState
-	slab  []byte
+	arena arena
 	stmts []stmt
 	// countSlab holds emitted statements' counts (see keepCount).
 	countSlab []cdc.Count
@@ -100,14 +99,6 @@ type Receiver struct {
 
 // maxFree bounds the reusable time states kept.
 const maxFree = 1024
-
-// slabSize is the size of the blocks held data is copied into.
-const slabSize = 32 << 10
-
-// keep copies data into the receiver's slab. Slabs are only appended to,
-// so the copy stays valid (and unchanged) for as long as it is referenced,
-// also after it has been emitted.
-func (r *Receiver) keep(data []byte) []byte { return slab.Keep(&r.slab, data, slabSize) }
 
 // New returns a receiver whose frontier starts at start: times below it are
 // taken as complete and already emitted.
@@ -207,6 +198,9 @@ func (r *Receiver) forget(t uint64) {
 	if ts := r.times.get(t); ts != nil {
 		r.held -= len(ts.updates)
 		r.bytes -= ts.bytes
+		for i := range ts.updates {
+			r.arena.release(&ts.updates[i])
+		}
 		if len(r.free) < maxFree && cap(ts.updates) <= indexThreshold {
 			clear(ts.updates)
 			*ts = timeState{updates: ts.updates[:0]}

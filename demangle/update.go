@@ -19,11 +19,11 @@ func (r *Receiver) pushUpdate(u *cdc.Update, at cdc.Pos) (Outcome, error) {
 func (r *Receiver) takeUpdate(u *cdc.Update, at cdc.Pos) (Outcome, error) {
 	ts := r.times.get(u.Time)
 	if ts != nil {
-		if h := ts.find(u.Data); h != nil {
+		if h := ts.find(&r.arena, u.Data); h != nil {
 			if h.diff == u.Diff {
 				return Duplicate, nil
 			}
-			return 0, r.updateViolation(ConflictingDiff, u, at, h.message(u.Time), h.pos,
+			return 0, r.updateViolation(ConflictingDiff, u, at, r.arena.message(h, u.Time), r.arena.pos(h),
 				"the same data and time with diff %+d, earlier %+d", u.Diff, h.diff)
 		}
 		if ts.hasCount && uint64(ts.len()) >= ts.count {
@@ -40,7 +40,7 @@ func (r *Receiver) takeUpdate(u *cdc.Update, at cdc.Pos) (Outcome, error) {
 	if ts == nil {
 		ts = r.state(u.Time, true)
 	}
-	r.bytes += ts.add(heldUpdate{data: r.keep(u.Data), diff: u.Diff, pos: at})
+	r.bytes += ts.add(&r.arena, r.arena.hold(u.Data, u.Diff, at))
 	r.held++
 	return Accepted, nil
 }
