@@ -40,10 +40,13 @@ func (r *Reader) rederive(tx *bolt.Tx, start rederiveStart, fn func(*cdc.Message
 			return fmt.Errorf("%w: WAL entry %d: %v", ErrCorrupt, e.Arrival, err)
 		}
 		at := cdc.Pos{Source: r.cp.sourceName(e.Source), Line: int64(e.Line), Offset: int64(e.Offset)}
-		var o demangle.Outcome
 		var err error
-		// A statement with some claims rejected was logged for its others.
-		if out, o, err = recv.Push(out[:0], &m, at); err != nil && o != demangle.Accepted {
+		// A violation here is one the processor found and reported: a
+		// statement accepted for some of its claims, or a message accepted
+		// beyond the memory horizon and dropped when its time was loaded
+		// (Deferred). Pushed in the order they were accepted, they are
+		// judged as they were, so they are dropped again.
+		if out, _, err = recv.Push(out[:0], &m, at); err != nil && !demangle.IsViolation(err) {
 			return fmt.Errorf("%w: WAL entry %d: %v", ErrInconsistent, e.Arrival, err)
 		}
 		for i := range out {
