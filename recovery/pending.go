@@ -49,6 +49,11 @@ type walStore struct {
 	// being applied will carry.
 	tails []*batchTail
 	batch uint64
+	// cur is the tail of the batch being applied, once it holds something:
+	// only the apply goroutine touches its messages (committed drops a tail
+	// only once its batch has committed), so Hold appends to it without
+	// the lock.
+	cur *batchTail
 	// spare keeps dropped tails for reuse: growing a fresh one each
 	// batch was a sixth of a held-back stream's time.
 	spare []*batchTail
@@ -129,6 +134,11 @@ func (s *walStore) begin(batch uint64) { s.batch = batch }
 // demangle.Store's rule that a store copies what it keeps: copying cost
 // more than a third of a held-back stream's time).
 func (s *walStore) Hold(h *demangle.Held) error {
+	if t := s.cur; t != nil && t.batch == s.batch {
+		t.held = append(t.held, tailHeld{Held: *h})
+		t.left++
+		return nil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := len(s.tails)
@@ -146,6 +156,7 @@ func (s *walStore) Hold(h *demangle.Held) error {
 	t := s.tails[n-1]
 	t.held = append(t.held, tailHeld{Held: *h})
 	t.left++
+	s.cur = t
 	return nil
 }
 
@@ -217,7 +228,7 @@ func (s *walStore) abandon() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	clear(s.tails)
-	s.tails = nil
+	s.tails = nil // cur, the apply goroutine's, is no longer read by Load
 }
 
 // Load delivers the entries in the window [lo, last] (see
