@@ -80,6 +80,7 @@ type Forwarder struct {
 
 	mu    sync.Mutex
 	acked uint64
+	known bool          // a session has read the output back
 	moved chan struct{} // closed and replaced when acked moves
 }
 
@@ -114,6 +115,15 @@ func (f *Forwarder) Acked() uint64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.acked
+}
+
+// Position returns Acked, and whether it is known: false until the first
+// session has read the output back (Acked is then 0 whatever the output
+// holds).
+func (f *Forwarder) Position() (acked uint64, known bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.acked, f.known
 }
 
 // Lag returns how many committed records are not yet known to be on the
@@ -154,6 +164,7 @@ func (f *Forwarder) WaitLag(ctx context.Context, maxLag uint64) error {
 func (f *Forwarder) setAcked(seq uint64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.known = true
 	if seq != f.acked {
 		f.acked = seq
 		close(f.moved)

@@ -29,6 +29,9 @@ func (t *throttled) Read(ctx context.Context, b *recovery.SourceBatch) error {
 	return t.Source.Read(ctx, b)
 }
 
+// Unwrap returns the source it throttles.
+func (t *throttled) Unwrap() recovery.Source { return t.Source }
+
 func (t *throttled) Committed(cursor []byte) {
 	if a, ok := t.Source.(recovery.Acknowledger); ok {
 		a.Committed(cursor)

@@ -73,11 +73,16 @@ func (c *Client) Close() error {
 
 // get sends a GET and returns the response if it is 200.
 func (c *Client) get(ctx context.Context, path string, q url.Values) (*http.Response, error) {
+	return c.do(ctx, http.MethodGet, path, q)
+}
+
+// do sends a request and returns the response if it is 200.
+func (c *Client) do(ctx context.Context, method, path string, q url.Values) (*http.Response, error) {
 	u := "http://cdclog" + path
 	if len(q) > 0 {
 		u += "?" + q.Encode()
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	req, err := http.NewRequestWithContext(ctx, method, u, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -144,6 +149,28 @@ func (c *Client) Pending() ([]demangle.PendingTime, error) {
 // as of Dial.
 func (c *Client) OutputEnd() uint64 { return c.info.OutputEnd }
 
+// OutputStart returns the first record the output log holds, as of Dial.
+func (c *Client) OutputStart() uint64 { return max(c.info.OutputStart, 1) }
+
+// Consumers lists the registered consumers, as
+// recovery.Processor.Consumers does (with which are open).
+func (c *Client) Consumers() ([]recovery.ConsumerInfo, error) {
+	out := []recovery.ConsumerInfo{}
+	err := scan(c, "/v1/consumers", nil, func(ci *recovery.ConsumerInfo) error {
+		out = append(out, *ci)
+		return nil
+	})
+	return out, err
+}
+
+// Cursors returns the running processor's committed producer cursors, as
+// recovery.Reader.Cursors does offline.
+func (c *Client) Cursors() (map[string][]byte, error) {
+	out := map[string][]byte{}
+	err := c.getJSON(context.Background(), "/v1/cursors", nil, &out)
+	return out, err
+}
+
 // Frontier returns the committed frontier as of Dial.
 func (c *Client) Frontier() (uint64, bool) { return c.info.Frontier, c.info.Complete }
 
@@ -164,4 +191,32 @@ func (c *Client) WAL(from, to uint64, fn func(*recovery.WALEntry) error) error {
 // Quarantine calls fn for each quarantined message, oldest first.
 func (c *Client) Quarantine(fn func(*recovery.QuarantineRecord) error) error {
 	return scan(c, "/v1/quarantine", nil, fn)
+}
+
+// GC asks the running processor to drop, as Processor.GC does, the WAL
+// below its frontier (less keepWAL times) and the output that retain
+// allows and nothing needs. It does not compact the file.
+func (c *Client) GC(ctx context.Context, keepWAL uint64, retain recovery.Retention) (recovery.GCResult, error) {
+	var res recovery.GCResult
+	q := url.Values{"keep_wal": {strconv.FormatUint(keepWAL, 10)}, "retain": {retain.String()}}
+	resp, err := c.do(ctx, http.MethodPost, "/v1/gc", q)
+	if err != nil {
+		return res, err
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(&res); err != nil {
+		return res, fmt.Errorf("read the answer: %w", err)
+	}
+	return res, nil
+}
+
+// DeleteConsumer asks the running processor to delete the named
+// consumer (Processor.DeleteConsumer).
+func (c *Client) DeleteConsumer(ctx context.Context, name string) error {
+	resp, err := c.do(ctx, http.MethodPost, "/v1/consumers/delete", url.Values{"name": {name}})
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	return nil
 }

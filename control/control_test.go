@@ -198,3 +198,72 @@ func TestAClosedProcessorAnswersUnavailable(t *testing.T) {
 		t.Fatalf("status of a closed processor: %v", err)
 	}
 }
+
+func TestAClientListsTheConsumersAndWhereTheOutputLogStarts(t *testing.T) {
+	p, _, db := running(t, t.TempDir(), stream(400))
+	ctx := context.Background()
+	a, err := p.Consumer("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if err := a.Commit(ctx, 9); err != nil {
+		t.Fatal(err)
+	}
+	b, err := p.Consumer("b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(ctx, 300); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	if _, err := p.GC(ctx, recovery.GCOptions{RetainOutput: recovery.RetainRecords(0)}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Dial(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	want, _ := p.Consumers()
+	got, err := c.Consumers()
+	if err != nil || !reflect.DeepEqual(got, want) || len(got) != 2 || !got[0].Open || got[1].Open {
+		t.Fatalf("consumers %+v, %v; want %+v (a open, b closed)", got, err, want)
+	}
+	if c.OutputStart() != p.OutputStart() {
+		t.Fatalf("output start %d, the processor's %d", c.OutputStart(), p.OutputStart())
+	}
+}
+
+func TestGCAndConsumerDeletionRunInTheProcessThatHoldsTheDatabase(t *testing.T) {
+	p, _, db := running(t, t.TempDir(), stream(500))
+	c, err := p.Consumer("audit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Commit(context.Background(), 400); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := Dial(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cl.GC(context.Background(), 0, recovery.RetainRecords(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Floor != 500 || res.Compacted {
+		t.Fatalf("gc over the socket: %+v", res)
+	}
+	if err := cl.DeleteConsumer(context.Background(), "audit"); !errors.Is(err, ErrRemote) || !strings.Contains(err.Error(), "open") {
+		t.Fatalf("deleting an open consumer: %v", err)
+	}
+	c.Close()
+	if err := cl.DeleteConsumer(context.Background(), "audit"); err != nil {
+		t.Fatal(err)
+	}
+	if cs, _ := p.Consumers(); len(cs) != 0 {
+		t.Fatalf("consumers after delete: %+v", cs)
+	}
+}

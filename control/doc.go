@@ -9,7 +9,7 @@
 // socket is the owner's only (mode 0600, created under a temporary name and
 // renamed into place), and its questions are read-only: the same views
 // that a recovery.Reader gives of a database at rest (status, pending
-// times, WAL, output records, quarantine), as of the last commit, so that
+// times, WAL, output records, quarantine, consumers), as of the last commit, so that
 // cdclog inspect answers the same way whether the database is at rest or
 // held (Dial gives a Client with Reader's methods).
 //

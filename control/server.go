@@ -51,6 +51,10 @@ func Listen(db string, p *recovery.Processor, log *slog.Logger) (*Server, error)
 	mux.HandleFunc("GET /v1/records", s.records)
 	mux.HandleFunc("GET /v1/wal", s.wal)
 	mux.HandleFunc("GET /v1/quarantine", s.quarantine)
+	mux.HandleFunc("GET /v1/consumers", s.consumers)
+	mux.HandleFunc("GET /v1/cursors", s.cursors)
+	mux.HandleFunc("POST /v1/gc", s.gc)
+	mux.HandleFunc("POST /v1/consumers/delete", s.deleteConsumer)
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
 	go func() {
@@ -111,7 +115,7 @@ func (s *Server) info(w http.ResponseWriter, _ *http.Request) {
 	defer r.Close()
 	f, complete := r.Frontier()
 	writeJSON(w, http.StatusOK, Info{PID: os.Getpid(), DB: s.dbPath(), OutputEnd: r.OutputEnd(),
-		Frontier: f, Complete: complete, WALFloor: r.WALFloor()})
+		OutputStart: r.OutputStart(), Frontier: f, Complete: complete, WALFloor: r.WALFloor()})
 }
 
 func (s *Server) dbPath() string {
@@ -191,7 +195,32 @@ func (s *Server) quarantine(w http.ResponseWriter, _ *http.Request) {
 	sw.end(r.Quarantine(sw.item))
 }
 
+// consumers lists the registered consumers, with which the processor
+// has open.
+func (s *Server) consumers(w http.ResponseWriter, _ *http.Request) {
+	list, err := s.p.Consumers()
+	if errors.Is(err, recovery.ErrClosed) {
+		fail(w, http.StatusServiceUnavailable, err)
+		return
+	}
+	sw := newScanWriter[recovery.ConsumerInfo](w)
+	if err == nil {
+		for i := range list {
+			if err = sw.item(&list[i]); err != nil {
+				return // the client went away
+			}
+		}
+	}
+	sw.end(err)
+}
+
 // uintParam reads an unsigned query parameter, def when absent.
+// cursors answers the committed producer cursors (input positions, a
+// broker sink's position), by name; JSON carries the values as base64.
+func (s *Server) cursors(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, s.p.Cursors())
+}
+
 func uintParam(w http.ResponseWriter, req *http.Request, name string, def uint64) (uint64, bool) {
 	v := req.URL.Query().Get(name)
 	if v == "" {
@@ -203,4 +232,45 @@ func uintParam(w http.ResponseWriter, req *http.Request, name string, def uint64
 		return 0, false
 	}
 	return n, true
+}
+
+// gc runs Processor.GC: the WAL below the frontier (less keep_wal times)
+// and the output that retain allows and nothing needs are dropped while
+// the processor runs; the file is not compacted.
+func (s *Server) gc(w http.ResponseWriter, req *http.Request) {
+	keep, ok := uintParam(w, req, "keep_wal", 0)
+	if !ok {
+		return
+	}
+	retain, err := recovery.ParseRetention(req.URL.Query().Get("retain"))
+	if err != nil {
+		fail(w, http.StatusBadRequest, fmt.Errorf("retain: %w", err))
+		return
+	}
+	res, err := s.p.GC(req.Context(), recovery.GCOptions{KeepTimes: keep, RetainOutput: retain})
+	if err != nil {
+		fail(w, http.StatusInternalServerError, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+// deleteConsumer runs Processor.DeleteConsumer.
+func (s *Server) deleteConsumer(w http.ResponseWriter, req *http.Request) {
+	name := req.URL.Query().Get("name")
+	if name == "" {
+		fail(w, http.StatusBadRequest, errors.New("name is missing"))
+		return
+	}
+	if err := s.p.DeleteConsumer(req.Context(), name); err != nil {
+		code := http.StatusInternalServerError
+		if errors.Is(err, recovery.ErrConsumerBusy) || errors.Is(err, recovery.ErrConsumerNotFound) {
+			code = http.StatusConflict
+		}
+		fail(w, code, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Deleted string `json:"deleted"`
+	}{name})
 }

@@ -21,9 +21,12 @@ type Info struct {
 	PID       int    `json:"pid"`
 	DB        string `json:"db"`
 	OutputEnd uint64 `json:"output_end"`
-	Frontier  uint64 `json:"frontier"`
-	Complete  bool   `json:"complete"`
-	WALFloor  uint64 `json:"wal_floor"`
+	// OutputStart is the first record the output log holds (0 from a
+	// cdclog before retention: read as 1).
+	OutputStart uint64 `json:"output_start"`
+	Frontier    uint64 `json:"frontier"`
+	Complete    bool   `json:"complete"`
+	WALFloor    uint64 `json:"wal_floor"`
 }
 
 // errorBody is a failed request's answer.

@@ -21,10 +21,11 @@ func TestAStreamHandsOverWhatItHasWhenTheProducerPauses(t *testing.T) {
 	if err := readOne(t, s, b, 10*time.Second); err != nil || b.Len() != 2 {
 		t.Fatalf("got %d messages, %v", b.Len(), err)
 	}
-	go func() { io.WriteString(pw, updates(2, 3)+`{"update":{"da`); pw.Close() }()
+	go io.WriteString(pw, updates(2, 3)+`{"update":{"da`)
 	if err := readOne(t, s, b, 10*time.Second); err != nil || b.Len() != 1 {
 		t.Fatalf("after a pause mid-line: %d messages, %v", b.Len(), err)
 	}
+	pw.Close()
 	// The producer closed in the middle of a message: the end of the
 	// stream judges it.
 	err := readOne(t, s, b, 10*time.Second)

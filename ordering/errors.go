@@ -1,9 +1,12 @@
 package ordering
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/cdclog/cdclog/cdc"
 )
 
 // A KeyError reports an ordering key that is missing or malformed: which
@@ -80,6 +83,14 @@ func (e *LineError) Error() string {
 // Unwrap returns Err, so errors.As finds a *KeyError and errors.Is finds
 // ErrLineTooLong.
 func (e *LineError) Unwrap() error { return e.Err }
+
+// Reject returns the line as the one reject record of cdclog: its
+// position, a copy of its bytes (the first of them, Truncated set, for a
+// line too long) and what is wrong with it.
+func (e *LineError) Reject() cdc.Reject {
+	return cdc.Reject{Pos: cdc.Pos{Source: e.Source, Line: e.Line}, Raw: bytes.Clone(e.Raw),
+		Truncated: errors.Is(e.Err, ErrLineTooLong), Reason: e.Err.Error()}
+}
 
 // ErrLineTooLong is wrapped by the LineError of a line longer than a
 // JSONLReader's limit.

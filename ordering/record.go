@@ -41,6 +41,16 @@ const (
 //
 //	meta.sequence_number "12x" is not a decimal integer
 func RecordKey(record []byte) (Key, error) {
+	if k, ok := fastRecordKey(record); ok {
+		return k.key(), nil
+	}
+	return recordKeySlow(record)
+}
+
+// recordKeySlow is RecordKey with encoding/json's validation, for every
+// record: exact for all of them, errors included, but it was 83% of cdclog
+// merge's CPU. RecordKey takes it only when fastRecordKey declines.
+func recordKeySlow(record []byte) (Key, error) {
 	if !json.Valid(record) {
 		return Key{}, &KeyError{Field: "record", Reason: syntaxReason(record)}
 	}

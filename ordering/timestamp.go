@@ -106,8 +106,8 @@ func ParseTimestamp(s string) (Timestamp, error) {
 // looksNumeric tells an epoch number from a date-time: an RFC 3339 string
 // has a '-' after its four-digit year, a number has none after its digits
 // unless in an exponent.
-func looksNumeric(s string) bool {
-	if s[0] == '-' {
+func looksNumeric[T string | []byte](s T) bool {
+	if len(s) > 0 && s[0] == '-' {
 		s = s[1:]
 	}
 	for i := 0; i < len(s); i++ {

@@ -213,6 +213,10 @@ func (p *Processor) apply(w *work) {
 			w.errs[i] = fmt.Errorf("%w: cursor %s", ErrCursorMoved, r.Cursor)
 			continue
 		}
+		logSource := uint64(0)
+		if r.LogSource != "" {
+			logSource = p.cp.source(r.LogSource)
+		}
 		for j := range r.Msgs {
 			m := &r.Msgs[j]
 			var at cdc.Pos
@@ -232,7 +236,11 @@ func (p *Processor) apply(w *work) {
 				// Also a statement with some claims rejected (err set):
 				// its other claims are held, so it is logged.
 				res.Accepted++
-				w.accepted = append(w.accepted, accepted{m: m, source: p.cp.source(at.Source),
+				src := logSource
+				if r.LogSource == "" {
+					src = p.cp.source(at.Source)
+				}
+				w.accepted = append(w.accepted, accepted{m: m, source: src,
 					line: nonNegative(at.Line), offset: nonNegative(at.Offset)})
 				p.cp.NextArrival++
 			}
@@ -326,6 +334,9 @@ func (p *Processor) setAside(w *work, res *Result, at cdc.Pos, m *cdc.Message, e
 
 // reject counts or quarantines refused input, by policy.
 func (p *Processor) reject(w *work, res *Result, rj *cdc.Reject) {
+	if res.Rejected == nil {
+		res.Rejected = &cdc.Reject{Pos: rj.Pos, Reason: rj.Reason, Truncated: rj.Truncated}
+	}
 	if p.opts.OnError == cdc.Quarantine {
 		seen, err := p.quarantinedBefore(rj)
 		if err != nil {

@@ -89,6 +89,10 @@ type CheckReport struct {
 	// and the records in the output log.
 	WALEntries    uint64 `json:"wal_entries"`
 	OutputRecords uint64 `json:"output_records"`
+	// OutputFrom is the first record of the output log: 1, or after gc's
+	// retention the first one it kept (the records before it are gone,
+	// and not a problem).
+	OutputFrom uint64 `json:"output_from"`
 	// Unknown lists top-level buckets cdclog does not know; they are
 	// walked by bbolt's check but not otherwise read.
 	Unknown         []string  `json:"unknown_buckets,omitempty"`
@@ -205,7 +209,12 @@ func (c *checker) run(tx *bolt.Tx) {
 		return nil
 	})
 	walOK := c.guard(CheckRecords, func() error { return c.checkWAL(tx, &l, &cp, cpOK) })
-	c.guard(CheckRecords, func() error { return c.checkOutput(tx, &l) })
+	c.rep.OutputFrom = 1
+	if cpOK {
+		c.rep.OutputFrom = cp.outputFrom()
+	}
+	c.guard(CheckRecords, func() error { return c.checkOutput(tx, &l, c.rep.OutputFrom) })
+	c.guard(CheckRecords, func() error { return c.checkTimeMarks(tx) })
 	c.guard(CheckRecords, func() error { return c.checkQuarantine(tx, &l) })
 	c.guard(CheckRecords, func() error { return c.checkConsumers(tx, &l) })
 	if !cpOK {
@@ -241,7 +250,7 @@ func boolInt(b bool) int {
 
 // known lists the buckets cdclog reads.
 var known = [][]byte{store.BucketMeta, store.BucketWAL, store.BucketWALSeq, store.BucketCheckpoint,
-	store.BucketOutput, store.BucketQuarantine, store.BucketConsumers}
+	store.BucketOutput, store.BucketQuarantine, store.BucketConsumers, store.BucketOutputTimes}
 
 // walk visits every key of every bucket, so that a damaged page panics
 // here, where it is recovered, rather than in bbolt's check, which runs
@@ -350,5 +359,25 @@ func (c *checker) checkConsumers(tx *bolt.Tx, l *layout) error {
 		return nil
 	})
 	c.count(string(store.BucketConsumers), n, boolInt(!l.sealed)*n)
+	return err
+}
+
+// checkTimeMarks reads every output time mark (a database from before
+// them has no bucket). The marks' keys ascend with the records; their
+// times may not, if the clock went back, which is no damage.
+func (c *checker) checkTimeMarks(tx *bolt.Tx) error {
+	b := tx.Bucket(store.BucketOutputTimes)
+	if b == nil {
+		return nil
+	}
+	n := 0
+	err := b.ForEach(func(k, v []byte) error {
+		n++
+		if _, _, err := decodeMark(k, v); err != nil {
+			c.problem(CheckRecords, err)
+		}
+		return nil
+	})
+	c.count(string(store.BucketOutputTimes), n, 0)
 	return err
 }

@@ -16,9 +16,10 @@ func beUint64(b []byte) uint64 { return binary.BigEndian.Uint64(b) }
 
 // checkOutput reads every chunk of the output log, going on past a
 // damaged one: each chunk's checksum, that it starts where the one before
-// ended (the first at record 1), its records' decoding, and the steps the
-// records make (outputSteps).
-func (c *checker) checkOutput(tx *bolt.Tx, l *layout) error {
+// ended (the first at record from: 1, or gc's output floor), its records'
+// decoding, and the steps the records make (outputSteps; after gc's
+// retention they are followed from the first progress statement kept).
+func (c *checker) checkOutput(tx *bolt.Tx, l *layout, from uint64) error {
 	b := tx.Bucket(store.BucketOutput)
 	if b == nil {
 		c.problem(CheckRecords, corruptRecord(store.BucketOutput, nil, "bucket missing"))
@@ -26,10 +27,14 @@ func (c *checker) checkOutput(tx *bolt.Tx, l *layout) error {
 	}
 	var (
 		chunks, unverified int
-		next               = uint64(1) // the record the next chunk must start at; 0 when unknown
+		next               = from // the record the next chunk must start at; 0 when unknown
+		head               = true // the next chunk is the first
 		steps              outputSteps
 		m                  cdc.Message
 	)
+	if from > 1 {
+		steps.reset() // the counts of the first step kept are partly gone
+	}
 	cur := b.Cursor()
 	for k, v := cur.First(); k != nil; k, v = cur.Next() {
 		chunks++
@@ -39,12 +44,14 @@ func (c *checker) checkOutput(tx *bolt.Tx, l *layout) error {
 			continue
 		}
 		first := beUint64(k)
+		wasHead := head
+		head = false
 		if first < l.outputFrom {
 			unverified++
 		}
 		switch {
-		case next == 1 && first != 1:
-			c.problem(CheckRecords, corruptRecord(store.BucketOutput, k, "the log's first chunk starts at record %d", first))
+		case wasHead && first != from:
+			c.problem(CheckRecords, corruptRecord(store.BucketOutput, k, "the log's first chunk starts at record %d, not %d", first, from))
 			steps.reset()
 		case next != 0 && first != next:
 			c.problem(CheckRecords, corruptRecord(store.BucketOutput, k, "chunk starts at record %d, the one before ends at %d", first, next-1))

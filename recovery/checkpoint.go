@@ -60,6 +60,10 @@ type checkpoint struct {
 	// below it was deleted (a chunk straddling it keeps its older entries,
 	// which replay drops as stale).
 	WALFloor uint64 `msgpack:"wal_floor"`
+	// OutputFloor is the first record the output log holds: gc's
+	// retention dropped the chunks before it (0 or 1: none dropped; 0 in
+	// databases from before retention).
+	OutputFloor uint64 `msgpack:"output_floor"`
 	// Start is the frontier the database was created with (Options.Start),
 	// when StartKnown; a checkpoint from before it was recorded has
 	// neither, and Open infers it (see databaseStart).
@@ -104,6 +108,10 @@ const sinkStateVersion = 1
 func newCheckpoint(start uint64) checkpoint {
 	return checkpoint{Frontier: start, Start: start, StartKnown: true, NextOutput: 1, NextQuarantine: 1, Sink: sinkState{Next: 1}}
 }
+
+// outputFrom returns the first record the output log holds (see
+// OutputFloor).
+func (cp *checkpoint) outputFrom() uint64 { return max(cp.OutputFloor, 1) }
 
 // loadCheckpoint reads the checkpoint, verifying its checksum (see save);
 // ok is false in a new database.

@@ -2,35 +2,57 @@ package recovery
 
 import (
 	"fmt"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
 
-// commitLoop makes each batch durable, in order, and delivers its results.
-// It owns st: the chunk numbering and the output file's state, which depend
-// on encodings it produces.
+// commitLoop makes each batch durable, in order, and delivers its results;
+// between two batches it runs the maintenance writes (see maintain). It
+// owns st: the chunk numbering, the output file's state, which depend on
+// encodings it produces, and the floors gc has set.
 func (p *Processor) commitLoop(st commitState) {
-	for w := range p.commits {
-		err := p.failure()
-		if err == nil {
-			if cerr := p.commit(w, &st); cerr != nil {
-				p.fail(cerr)
-				err = p.failure()
+	for {
+		select {
+		case w, ok := <-p.commits:
+			if !ok {
+				return
 			}
+			p.commitWork(w, &st)
+		case op := <-p.maint:
+			op.done <- p.runMaintenance(op, &st)
 		}
-		if err != nil {
-			p.pending.abandon() // the requests' messages are theirs again
-		}
-		for i, r := range w.reqs {
-			e := w.errs[i]
-			if err != nil {
-				e = err
-			}
-			r.pending.finish(w.results[i], e)
-		}
-		w.sinkErr() // the sink writer is done with the batch's bytes
-		p.recycle(w)
 	}
+}
+
+// commitWork commits one batch and delivers its results.
+func (p *Processor) commitWork(w *work, st *commitState) {
+	err := p.failure()
+	if err == nil {
+		var start time.Time
+		var written time.Duration
+		if p.opts.Observer != nil {
+			start, written = p.observeStart()
+		}
+		if cerr := p.commit(w, st); cerr != nil {
+			p.fail(cerr)
+			err = p.failure()
+		} else if p.opts.Observer != nil {
+			p.observeCommit(w, start, written)
+		}
+	}
+	if err != nil {
+		p.pending.abandon() // the requests' messages are theirs again
+	}
+	for i, r := range w.reqs {
+		e := w.errs[i]
+		if err != nil {
+			e = err
+		}
+		r.pending.finish(w.results[i], e)
+	}
+	w.sinkErr() // the sink writer is done with the batch's bytes
+	p.recycle(w)
 }
 
 // commit writes the batch in one bbolt transaction: the WAL chunks, output
@@ -49,6 +71,9 @@ func (p *Processor) commit(w *work, st *commitState) error {
 		w.cp.LiveNext = st.liveNext
 	}
 	firstChunk := st.nextChunk
+	// The floors are the commit goroutine's: gc moves them between
+	// batches, after the apply goroutine cloned this batch's checkpoint.
+	w.cp.WALFloor, w.cp.OutputFloor = st.walFloor, st.outputFloor
 	err := p.db.Update(func(tx *bolt.Tx) error {
 		p.releaseMapped(st)
 		p.db.Reserve()
@@ -58,6 +83,9 @@ func (p *Processor) commit(w *work, st *commitState) error {
 		}
 		w.cp.NextChunk = st.nextChunk + used
 		if err := writeOutput(tx, &w.output); err != nil {
+			return err
+		}
+		if err := st.marks.mark(tx, &w.output); err != nil {
 			return err
 		}
 		if err := writeQuarantine(tx, w.quarantine); err != nil {
@@ -95,6 +123,11 @@ type commitState struct {
 	// liveNext is the first record not yet written to Options.Live.
 	liveNext uint64
 	commits  int
+	// walFloor and outputFloor are the checkpoint's WALFloor and
+	// OutputFloor: Processor.GC moves them.
+	walFloor, outputFloor uint64
+	// marks writes the output log's time marks (see outputtimes.go).
+	marks timeMarks
 }
 
 // stampSink sets the batch checkpoint's output file state: its size, the

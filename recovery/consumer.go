@@ -6,15 +6,28 @@ import (
 	"fmt"
 	"iter"
 
-	"github.com/cdclog/cdclog/store"
 	bolt "go.etcd.io/bbolt"
 )
 
 // Consumer is a named reader of the output that keeps its position in the
-// database: after a restart it resumes after the last record it committed.
-// If it commits a record only once it has fully handled it, it handles every
-// record exactly once across crashes. A Consumer is not safe for concurrent
-// use; different consumers are independent.
+// database: after a restart it resumes at the position it last committed
+// (Commit) or sought (Seek). A Consumer is not safe for concurrent use;
+// different consumers are independent.
+//
+// A Consumer is at-least-once into anything outside this database: a
+// handler that applies a record to its own store and then calls Commit
+// applies the record again if the process dies between the two, since
+// the two commits are in different databases. It is exactly-once only
+// for a handler that is idempotent (applying a record twice is the same
+// as once) or that can undo what it did past the committed position on
+// restart. The general exactly-once pattern keeps the position in the
+// consumer's own store instead: see "Exactly once into your own store" in
+// the package documentation.
+//
+// A consumer is registered from its first Processor.Consumer on: its
+// position is stored (at the first record the output log holds), it is
+// listed by Processor.Consumers with its lag, and gc's retention keeps
+// every record from its position on, until DeleteConsumer removes it.
 //
 // A name is held by one open Consumer at a time: a second
 // Processor.Consumer with the same name fails with ErrConsumerBusy until
@@ -27,9 +40,11 @@ type Consumer struct {
 	closed bool
 }
 
-// Consumer returns the named consumer, positioned after the last record it
-// committed (at record 1 for a new name). The name is held until the
-// consumer is closed (Consumer.Close, or Close of the processor).
+// Consumer returns the named consumer, positioned at its committed
+// position; a new name is registered at the first record the output log
+// holds (record 1 unless gc's retention dropped output). The name is held
+// until the consumer is closed (Consumer.Close, or Close of the
+// processor).
 func (p *Processor) Consumer(name string) (*Consumer, error) {
 	if name == "" {
 		return nil, errors.New("consumer name is empty")
@@ -41,11 +56,16 @@ func (p *Processor) Consumer(name string) (*Consumer, error) {
 	if err := p.holdConsumer(name); err != nil {
 		return nil, err
 	}
-	c := &Consumer{p: p, name: name, next: 1}
-	err := p.db.View(func(tx *bolt.Tx) (err error) {
-		c.next, _, err = readConsumer(tx, name)
-		return err
-	})
+	c := &Consumer{p: p, name: name}
+	err := p.maintain(context.Background(), func(tx *bolt.Tx, st *commitState) error {
+		next, ok, err := readConsumer(tx, name)
+		if err != nil || ok {
+			c.next = next
+			return err
+		}
+		c.next = max(st.outputFloor, 1)
+		return putConsumer(tx, name, c.next)
+	}, nil)
 	if err != nil {
 		p.releaseConsumer(name)
 		return nil, fmt.Errorf("consumer %s: %w", name, err)
@@ -124,39 +144,71 @@ func (c *Consumer) Next(ctx context.Context) (Record, error) {
 // same record again is harmless. Commit does not move the position that
 // Records and Next read from.
 func (c *Consumer) Commit(ctx context.Context, seq uint64) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if c.closed {
-		return ErrClosed
-	}
-	p := c.p
-	if err := p.enter(); err != nil {
-		return err
-	}
-	defer p.leave()
-	if end := p.OutputEnd(); seq == 0 || seq >= end {
-		return fmt.Errorf("%w: consumer %s cannot commit record %d: the committed output is records 1 to %d",
-			ErrCommitRange, c.name, seq, end-1)
-	}
-	var backwards error
-	err := p.db.Update(func(tx *bolt.Tx) error {
+	return c.write(ctx, fmt.Sprintf("commit consumer %s at %d", c.name, seq), func(tx *bolt.Tx, _ *commitState) error {
+		if end := c.p.OutputEnd(); seq == 0 || seq >= end {
+			return consumerRefusal{fmt.Errorf("%w: consumer %s cannot commit record %d: the committed output is records 1 to %d",
+				ErrCommitRange, c.name, seq, end-1)}
+		}
 		prev, err := consumerPosition(tx, c.name)
 		if err != nil {
 			return err
 		}
 		if seq+1 < prev {
-			backwards = fmt.Errorf("%w: consumer %s has committed record %d, so it cannot commit %d",
-				ErrCommitBackwards, c.name, prev-1, seq)
-			return backwards
+			return consumerRefusal{fmt.Errorf("%w: consumer %s has committed record %d, so it cannot commit %d",
+				ErrCommitBackwards, c.name, prev-1, seq)}
 		}
-		return tx.Bucket(store.BucketConsumers).Put([]byte(c.name), consumerValue(c.name, seq+1))
+		return putConsumer(tx, c.name, seq+1)
 	})
+}
+
+// Seek durably moves the consumer to seq: Records and Next read from seq
+// on, and after a restart the consumer resumes there. Unlike Commit it may
+// go back (to handle records again) or forward past records not handled
+// (to skip them). seq must lie in the output log: from its first record
+// (Processor.OutputStart: 1 unless gc's retention dropped output) to
+// OutputEnd(), the record the next commit will release; ErrCommitRange
+// otherwise, wrapping an *OutputDroppedError when seq was dropped.
+func (c *Consumer) Seek(ctx context.Context, seq uint64) error {
+	err := c.write(ctx, fmt.Sprintf("seek consumer %s to %d", c.name, seq), func(tx *bolt.Tx, st *commitState) error {
+		first, end := max(st.outputFloor, 1), c.p.OutputEnd()
+		switch {
+		case seq < first && seq > 0 && first > 1:
+			return consumerRefusal{fmt.Errorf("%w: consumer %s cannot seek to record %d: %w", ErrCommitRange, c.name, seq,
+				&OutputDroppedError{From: seq, First: first})}
+		case seq < first || seq > end:
+			return consumerRefusal{fmt.Errorf("%w: consumer %s cannot seek to record %d: the output log holds records %d to %d (seek to %d for the next one)",
+				ErrCommitRange, c.name, seq, first, end-1, end)}
+		}
+		return putConsumer(tx, c.name, seq)
+	})
+	if err == nil {
+		c.next = seq
+	}
+	return err
+}
+
+// consumerRefusal marks an error of a consumer's write that refuses its arguments,
+// returned as it is rather than as a failure to write.
+type consumerRefusal struct{ error }
+
+// write runs fn, which changes the consumer's position, on the commit
+// goroutine (see maintain). A refusal fn returns is returned unwrapped;
+// another error is a failure to write, described by what.
+func (c *Consumer) write(ctx context.Context, what string, fn func(*bolt.Tx, *commitState) error) error {
+	if c.closed {
+		return ErrClosed
+	}
+	if err := c.p.enter(); err != nil {
+		return err
+	}
+	defer c.p.leave()
+	err := c.p.maintain(ctx, fn, nil)
+	var r consumerRefusal
 	switch {
-	case backwards != nil:
-		return backwards
+	case errors.As(err, &r):
+		return r.error
 	case err != nil:
-		return fmt.Errorf("commit consumer %s at %d: %w", c.name, seq, err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	return nil
 }

@@ -18,6 +18,15 @@ func consumerValue(name string, next uint64) []byte {
 	return checksum.Seal([]byte(name), binary.BigEndian.AppendUint64(nil, next))
 }
 
+// putConsumer stores the named consumer's position.
+func putConsumer(tx *bolt.Tx, name string, next uint64) error {
+	b := tx.Bucket(store.BucketConsumers)
+	if b == nil {
+		return corruptRecord(store.BucketConsumers, nil, "bucket missing")
+	}
+	return b.Put([]byte(name), consumerValue(name, next))
+}
+
 // readConsumer reads the named consumer's position; ok is false when it
 // never committed one.
 func readConsumer(tx *bolt.Tx, name string) (next uint64, ok bool, err error) {

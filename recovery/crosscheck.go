@@ -20,6 +20,8 @@ import (
 //   - the output log ends at record NextOutput-1, and its last record is
 //     the progress statement of the frontier's last step: its upper bound
 //     is the frontier (or it is unbounded and the stream complete);
+//   - the output log's first chunk starts at the output floor (record 1
+//     unless gc's retention dropped the chunks before it);
 //   - the output file holds no record past the log (Sink.Next), and its
 //     committed size is not negative;
 //   - the WAL's last chunk is numbered below NextChunk, was written in a
@@ -58,6 +60,9 @@ func crossCheck(tx *bolt.Tx, cp *checkpoint, ok bool) error {
 	}
 	if nextOut != cp.NextOutput {
 		return fail("next output record %d, but the output log ends at record %d", cp.NextOutput, nextOut-1)
+	}
+	if first, ok := outputHead(tx); ok && first != cp.outputFrom() {
+		return fail("the output log is said to start at record %d (gc's output floor), but its first chunk starts at record %d", cp.outputFrom(), first)
 	}
 	if err := checkFrontier(cp, last, fail); err != nil {
 		return err
@@ -99,6 +104,16 @@ func checkFrontier(cp *checkpoint, last *cdc.Message, fail func(string, ...any) 
 		return fail("frontier %d, but the output log's last progress statement ends at %d", cp.Frontier, last.Progress.Upper)
 	}
 	return nil
+}
+
+// outputHead returns the key of the output log's first chunk; ok is false
+// when the log is empty or the key is damaged (outputTail reports that).
+func outputHead(tx *bolt.Tx) (first uint64, ok bool) {
+	k, _ := tx.Bucket(store.BucketOutput).Cursor().First()
+	if len(k) != 8 {
+		return 0, false
+	}
+	return binary.BigEndian.Uint64(k), true
 }
 
 // outputTail reads the output log's last chunk: the sequence number after

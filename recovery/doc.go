@@ -9,13 +9,63 @@
 //	defer p.Close()
 //	res, err := p.Append(ctx, msgs, nil)        // returns once durably committed
 //	for rec, err := range p.Output(ctx, 1) { … } // the clean stream, blocking for more
-//	c, err := p.Consumer("billing")             // a named, resumable reader (one at a time)
+//	c, err := p.Consumer("billing")             // a named reader whose position cdclog keeps
+//	res, err := p.GC(ctx, recovery.GCOptions{})  // drop the completed WAL while running
 //
 // Append is safe for concurrent use; appends that arrive together share one
 // bbolt transaction and one fsync (group commit), like bbolt's DB.Batch.
 // Because every statement of the protocol is true forever, re-appending a
 // message is harmless: after an error or a crash a producer may simply send
 // again what it is not sure was committed.
+//
+// # Exactly once into your own store
+//
+// Every output record has a sequence number (1, 2, 3, ...), fixed once
+// committed: Output(ctx, n) yields record n and those after it, the same
+// records after any crash. So a consumer that applies the clean stream to
+// its own store (SQLite, Postgres, bbolt, a file) gets each record into it
+// exactly once by keeping, in the same transaction as the changes a
+// record makes, the sequence number of the last record it applied; on
+// start it reads that number, seq, and resumes with Output(ctx, seq+1).
+// A crash before the store's commit loses the changes and the number
+// together, so the record is applied again; after it, both are kept, so
+// it is not. Nothing is committed on cdclog's side. The HTTP and command
+// line forms are the same: `GET /v1/output?from=SEQ` and `cdclog replay
+// --db PATH --from-seq SEQ`. Example_exactlyOnce shows it, and
+// examples/sqlite (a module of its own) applies the stream to a SQLite
+// table and is tested under kill -9.
+//
+// Applying whole steps makes the store's state consistent as of a time:
+// the records of one step are its updates then its progress statement, so
+// a transaction that ends at a progress record holds every change below
+// that statement's upper bound, and none above.
+//
+// A Consumer keeps its position in cdclog's database instead, which is
+// simpler but another database: a handler that applies a record to its
+// store and then calls Commit applies the record twice if the process
+// dies between the two. It is at-least-once into anything else, and
+// exactly-once only for an idempotent handler (or one that undoes, on
+// start, what it did past the committed position). Its gain is that
+// cdclog knows its position: Consumers lists it with its lag, and gc's
+// retention keeps every record it has not committed (a consumer that keeps
+// its position in its own store is unknown to cdclog: choose a retention
+// that outlasts its downtime).
+//
+// # Retention and online gc
+//
+// The WAL below the frontier and, with a limited Retention, the output
+// records that nothing needs any more can be dropped: offline by GC
+// (`cdclog gc`), which also compacts the file, or while the processor runs
+// by Processor.GC, which does not. A record is kept while a registered
+// Consumer has not committed it, while an output file the checkpoint
+// remembers lacks it, or while the stream (Options.Live) of an interrupted
+// run may not have received it; the output log's last chunk is always
+// kept. The checkpoint records the first record kept (OutputStart), the
+// cross-checks compare it with the log's first chunk, and reading before
+// it is an *OutputDroppedError. Processor.GC, consumer commits, seeks and
+// deletions run on the commit goroutine between two group commits: it is
+// the database's one writer, and it stamps gc's floors on every batch's
+// checkpoint.
 //
 // # Durability and exactly-once
 //
@@ -196,5 +246,14 @@
 // A commit or fsync error is fatal: the processor stops (later calls return
 // ErrFailed) rather than retry and risk hiding a lost write; the next Open
 // recovers from the last commit. After Close, every method that needs the
-// database returns ErrClosed.
+// database returns ErrClosed. Err says which, for a health check.
+//
+// # Watching it run
+//
+// Status, OutputEnd and ConsumerPositions read the state of the last
+// commit at any time. Options.Observer is told, by the commit goroutine,
+// what each committed batch held and how long its commit and bbolt's
+// writes took, and by the output file's writer how long each fsync took;
+// package metrics turns both into Prometheus metrics. Without an Observer
+// nothing is measured.
 package recovery

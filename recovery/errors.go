@@ -52,8 +52,16 @@ var (
 	// first.
 	ErrConsumerBusy = errors.New("consumer is already open")
 	// ErrCommitRange: Consumer.Commit was given 0 or a sequence number
-	// past the committed output.
+	// past the committed output, or Consumer.Seek a position outside the
+	// records the output log holds.
 	ErrCommitRange = errors.New("not a committed output record")
+	// ErrConsumerNotFound: DeleteConsumer was given a name that no
+	// consumer has.
+	ErrConsumerNotFound = errors.New("no such consumer")
+	// ErrOutputDropped: the output records asked for were dropped by gc's
+	// retention (see Retention); the error is an *OutputDroppedError,
+	// which says where the output log now starts.
+	ErrOutputDropped = errors.New("output records were dropped by gc")
 	// ErrCommitBackwards: Consumer.Commit was given a record before the
 	// one the consumer last committed.
 	ErrCommitBackwards = errors.New("consumer position cannot go backwards")
@@ -71,6 +79,20 @@ var (
 	ErrNewerSchema = store.ErrNewerSchema
 	ErrNotExist    = store.ErrNotExist
 )
+
+// OutputDroppedError says that the output records from From on cannot
+// be read whole: gc's retention dropped those before First, the first
+// record the output log holds. It wraps ErrOutputDropped.
+type OutputDroppedError struct {
+	From, First uint64
+}
+
+func (e *OutputDroppedError) Error() string {
+	return fmt.Sprintf("%v: record %d is gone, the output log holds the records from %d on", ErrOutputDropped, e.From, e.First)
+}
+
+// Unwrap returns ErrOutputDropped.
+func (e *OutputDroppedError) Unwrap() error { return ErrOutputDropped }
 
 // CorruptError is store.CorruptError, re-exported: a damaged record, with
 // the bucket and key it is stored under. Every one wraps ErrCorrupt.

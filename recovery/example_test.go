@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"maps"
 	"os"
 	"path/filepath"
 
@@ -123,4 +124,56 @@ func ExampleConsumer() {
 	rec, _ = c.Next(ctx)
 	fmt.Println(rec.Seq, rec.Msg.String())
 	// Output: 2 update("b", t=1, +1)
+}
+
+// appliedStore stands for a consumer's own store with transactions
+// (SQLite, Postgres, bbolt...): the table the stream is applied to and the
+// sequence number of the last record applied, committed together.
+type appliedStore struct {
+	counts  map[string]int64
+	applied uint64
+}
+
+// apply is one transaction of the store: the record's change and its
+// sequence number, or neither.
+func (s *appliedStore) apply(rec recovery.Record) {
+	next := appliedStore{counts: maps.Clone(s.counts), applied: rec.Seq}
+	if rec.Msg.Kind == cdc.KindUpdate {
+		next.counts[string(rec.Msg.Update.Data)] += rec.Msg.Update.Diff
+	}
+	*s = next // the commit
+}
+
+// The exactly-once pattern: the consumer keeps the sequence number of the
+// last record it applied in its own transaction, and resumes after it.
+// No position is committed in cdclog's database.
+func Example_exactlyOnce() {
+	path, cleanup := tempDB()
+	defer cleanup()
+	ctx := context.Background()
+	p, err := recovery.Open(path, recovery.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer p.Close()
+	if _, err := p.Append(ctx, mangledStream(), nil); err != nil {
+		log.Fatal(err)
+	}
+	store := appliedStore{counts: map[string]int64{}}
+	consume := func(upTo uint64) {
+		// Resume after the last record the store applied.
+		for rec, err := range p.Output(ctx, store.applied+1) {
+			if err != nil {
+				log.Fatal(err)
+			}
+			store.apply(rec)
+			if rec.Seq == upTo {
+				return // as a crash would, at any point
+			}
+		}
+	}
+	consume(1)                 // apply record 1, then stop
+	consume(p.OutputEnd() - 1) // a restart goes on from record 2
+	fmt.Println(store.applied, store.counts)
+	// Output: 3 map["b":1 {"id":7}:-1]
 }

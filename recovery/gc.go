@@ -1,43 +1,66 @@
 package recovery
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/cdclog/cdclog/store"
 	bolt "go.etcd.io/bbolt"
 )
 
-// GCOptions tune GC. The zero value drops everything below the frontier
-// and compacts.
+// GCOptions tune GC and Processor.GC. The zero value drops the WAL below
+// the frontier, keeps every output record, and (offline) compacts.
 type GCOptions struct {
 	// KeepTimes keeps the WAL for this many times below the frontier
 	// (for offline re-derivation of recent history).
 	KeepTimes uint64
+	// RetainOutput says which output records may be dropped (see
+	// Retention); the zero value keeps them all.
+	RetainOutput Retention
 	// NoCompact only deletes, leaving the freed pages for reuse instead of
-	// returning them to the file system.
-	NoCompact   bool
+	// returning them to the file system. (Processor.GC never compacts.)
+	NoCompact bool
+	// LockTimeout bounds GC's wait for another process's lock.
+	// (Processor.GC holds the database already.)
 	LockTimeout time.Duration
 }
 
-// GCResult reports what GC did.
+// GCResult reports what GC did. The JSON field names are stable.
 type GCResult struct {
 	Floor         uint64 `json:"floor,string"` // a time: a string in JSON, exact beyond 2^53
 	ChunksDeleted int    `json:"chunks_deleted"`
-	BytesBefore   int64  `json:"bytes_before"`
-	BytesAfter    int64  `json:"bytes_after"`
+	// OutputFrom is the first record the output log holds after gc;
+	// OutputChunksDeleted and OutputRecordsDropped count what this gc
+	// dropped, and OutputHeldBy says what kept it from dropping more.
+	OutputFrom           uint64 `json:"output_from"`
+	OutputChunksDeleted  int    `json:"output_chunks_deleted"`
+	OutputRecordsDropped uint64 `json:"output_records_dropped"`
+	OutputHeldBy         string `json:"output_held_by"`
+	BytesBefore          int64  `json:"bytes_before"`
+	BytesAfter           int64  `json:"bytes_after"`
+	// Compacted is set when the file was compacted (offline GC without
+	// NoCompact).
+	Compacted bool `json:"compacted"`
 }
 
 // GC deletes the WAL entries below the frontier (less KeepTimes): their
 // times are complete and their output is committed, in the same
-// transactions that advanced the frontier. Then it compacts the file into a
+// transactions that advanced the frontier. With a limited RetainOutput it
+// also drops the output records that the retention does not keep and
+// that nothing needs (see Retention). Then it compacts the file into a
 // new one and renames it over the old (store.DB.Replace), so disk space is
-// returned. The checkpoint, output log, consumers and quarantine are kept
-// intact. GC never creates a database: a missing path, or a file that
-// holds no committed cdclog state (an empty file), is ErrNotExist. A
-// symbolic link is followed: the file it points to is compacted, keeping
-// its mode and owner, and the link stays.
+// returned. The checkpoint, consumers and quarantine are kept intact. GC
+// needs the database to itself (it waits LockTimeout for another
+// process's lock); while a processor runs, Processor.GC drops the same
+// online, without compacting.
+//
+// GC never creates a database: a missing path, or a file that holds no
+// committed cdclog state (an empty file), is ErrNotExist. A symbolic link
+// is followed: the file it points to is compacted, keeping its mode and
+// owner, and the link stays.
 func GC(path string, o GCOptions) (GCResult, error) {
 	var res GCResult
 	db, err := store.Open(path, store.Options{LockTimeout: o.LockTimeout, NoCreate: true})
@@ -65,25 +88,20 @@ func GC(path string, o GCOptions) (GCResult, error) {
 			cp = newCheckpoint(0)
 		}
 		if err := crossCheck(tx, &cp, ok); err != nil || !ok {
+			res.OutputFrom = 1
 			return err
 		}
-		floor := cp.Frontier
-		if cp.Done {
-			floor = ^uint64(0)
+		if !cp.StartKnown {
+			// The start is read from the output log's first progress
+			// record, which retention may drop: record it first.
+			if err := adoptStart(tx, &cp, 0, false); err != nil {
+				return err
+			}
 		}
-		floor -= min(floor, o.KeepTimes)
-		if floor <= cp.WALFloor {
-			res.Floor = cp.WALFloor
-			return nil
-		}
-		l, err := readLayout(tx)
-		if err != nil {
+		changed, err := drop(tx, &cp, o, time.Now(), &res)
+		if err != nil || !changed {
 			return err
 		}
-		if res.ChunksDeleted, err = l.wal.DeleteBelow(tx, floor); err != nil {
-			return err
-		}
-		cp.WALFloor, res.Floor = floor, floor
 		return cp.save(tx)
 	})
 	if err != nil {
@@ -99,6 +117,7 @@ func GC(path string, o GCOptions) (GCResult, error) {
 		if err != nil {
 			return res, fmt.Errorf("gc %s: compact: %w", path, err)
 		}
+		res.Compacted = true
 	} else if res.BytesAfter, err = db.FileSize(); err != nil {
 		return res, fmt.Errorf("gc %s: %w", path, err)
 	}
@@ -108,4 +127,88 @@ func GC(path string, o GCOptions) (GCResult, error) {
 		return res, fmt.Errorf("gc %s: %w", path, err)
 	}
 	return res, nil
+}
+
+// GC drops, while the processor runs, what the offline GC drops: the WAL
+// below the committed frontier (less o.KeepTimes), and the output records
+// that o.RetainOutput lets go and that nothing needs (no registered
+// consumer, output file or stream: see Retention). It runs in one
+// transaction on the commit goroutine, between two group commits, so that
+// appends, consumers and readers go on around it; an Output reader that
+// was reading records it drops gets an *OutputDroppedError at its next
+// read. It returns what it dropped.
+//
+// It never compacts (o.NoCompact and o.LockTimeout do not apply): the
+// freed pages are reused by later commits, so the file stops growing but
+// does not shrink. Compaction needs the database to itself: the offline
+// GC (`cdclog gc`) once the processor is closed. BytesBefore and
+// BytesAfter are both the file's size. Once handed to the commit
+// goroutine, the transaction runs to its end even if ctx ends.
+func (p *Processor) GC(ctx context.Context, o GCOptions) (GCResult, error) {
+	var res GCResult
+	if err := p.enter(); err != nil {
+		return res, err
+	}
+	defer p.leave()
+	var cp checkpoint
+	err := p.maintain(ctx, func(tx *bolt.Tx, _ *commitState) error {
+		res = GCResult{}
+		cp = p.lastCommitted()
+		changed, err := drop(tx, &cp, o, time.Now(), &res)
+		if err != nil || !changed {
+			return err
+		}
+		return saveCommitted(tx, &cp)
+	}, func(st *commitState) {
+		st.walFloor, st.outputFloor = cp.WALFloor, cp.OutputFloor
+		p.publish(cp)
+	})
+	if err != nil {
+		return res, fmt.Errorf("gc %s: %w", p.db.Path(), err)
+	}
+	if fi, err := os.Stat(p.db.Path()); err == nil {
+		res.BytesBefore, res.BytesAfter = fi.Size(), fi.Size()
+	}
+	if res.ChunksDeleted > 0 || res.OutputChunksDeleted > 0 {
+		p.log.Info("gc", "wal_floor", res.Floor, "wal_chunks_deleted", res.ChunksDeleted,
+			"output_from", res.OutputFrom, "output_records_dropped", res.OutputRecordsDropped)
+	}
+	return res, nil
+}
+
+// drop deletes the WAL and output that o lets go, in tx, and moves cp's
+// floors; it reports whether it changed cp.
+func drop(tx *bolt.Tx, cp *checkpoint, o GCOptions, now time.Time, res *GCResult) (bool, error) {
+	changed := false
+	floor := cp.Frontier
+	if cp.Done {
+		floor = ^uint64(0)
+	}
+	floor -= min(floor, o.KeepTimes)
+	res.Floor = cp.WALFloor
+	if floor > cp.WALFloor {
+		l, err := readLayout(tx)
+		if err != nil {
+			return false, err
+		}
+		if res.ChunksDeleted, err = l.wal.DeleteBelow(tx, floor); err != nil {
+			return false, err
+		}
+		cp.WALFloor, res.Floor, changed = floor, floor, true
+	}
+	before := cp.outputFrom()
+	outFloor, by, err := outputFloor(tx, cp, o.RetainOutput, now)
+	if err != nil {
+		return false, err
+	}
+	res.OutputHeldBy = by
+	if outFloor > before {
+		if res.OutputChunksDeleted, err = dropOutput(tx, cp, outFloor); err != nil {
+			return false, err
+		}
+		changed = changed || res.OutputChunksDeleted > 0
+	}
+	res.OutputFrom = cp.outputFrom()
+	res.OutputRecordsDropped = res.OutputFrom - before
+	return changed, nil
 }

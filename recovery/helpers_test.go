@@ -100,13 +100,19 @@ func appendAll(t testing.TB, p *Processor, msgs []cdc.Message, n int) {
 // storedOutput renders every committed output record as JSON Lines.
 func storedOutput(t testing.TB, path string) []byte {
 	t.Helper()
+	return recordsFrom(t, path, 1)
+}
+
+// recordsFrom renders the stored records from seq from on.
+func recordsFrom(t testing.TB, path string, from uint64) []byte {
+	t.Helper()
 	r, err := OpenReader(path, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
 	var b []byte
-	if err := r.Records(1, func(rec *Record) error { b = append(cdc.AppendJSON(b, &rec.Msg), '\n'); return nil }); err != nil {
+	if err := r.Records(from, func(rec *Record) error { b = append(cdc.AppendJSON(b, &rec.Msg), '\n'); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	return b

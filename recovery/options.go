@@ -79,6 +79,13 @@ type Options struct {
 	// it is set: a knob for tests and tuning, for a cdclog whose command
 	// line does not set this field.
 	PendingMemory int64
+	// NoCreate refuses to create a database: a missing path, or a file
+	// that holds no committed cdclog state, is store.ErrNotExist (for
+	// commands such as cdclog publish that only read what ingest wrote).
+	NoCreate bool
+	// Observer, when set, receives each commit's figures and the output
+	// file's fsync times (for metrics); nil measures nothing.
+	Observer Observer
 }
 
 // pendingMemoryEnv names the environment variable that sets the default

@@ -36,9 +36,20 @@ func (p *Processor) OutputEnd() uint64 {
 	return p.committed.NextOutput
 }
 
+// OutputStart returns the first record the output log holds: 1, unless
+// gc's retention dropped the records before it (see Retention).
+func (p *Processor) OutputStart() uint64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.committed.outputFrom()
+}
+
 // Output yields the committed output records from sequence number from on
 // (the first record is 1), then blocks for new ones until ctx ends or the
-// processor closes; it then yields that error once and stops.
+// processor closes; it then yields that error once and stops. When gc's
+// retention has dropped record from (from < OutputStart()), or drops the
+// records it is about to read, it yields an *OutputDroppedError
+// (ErrOutputDropped), which says where the log now starts.
 func (p *Processor) Output(ctx context.Context, from uint64) iter.Seq2[Record, error] {
 	return func(yield func(Record, error) bool) {
 		next := max(from, 1)

@@ -248,8 +248,11 @@ func (it *outputIter) advance() (bool, error) {
 	case expect && first != it.seq:
 		return false, corruptRecord(store.BucketOutput, it.k, "chunk starts at record %d, the one before ends at %d", first, it.seq-1)
 	case !expect && first > it.from:
-		// The log is never cut: its first chunk starts at record 1.
-		return false, corruptRecord(store.BucketOutput, it.k, "the log's first chunk starts at record %d", first)
+		// No chunk before this one (advance took the one before from
+		// when there was one): gc's retention dropped the records
+		// before it. (That the first chunk is the one the checkpoint
+		// says, crossCheck checks.)
+		return false, &OutputDroppedError{From: it.from, First: first}
 	}
 	n, w := binary.Uvarint(v)
 	if w <= 0 || n == 0 {

@@ -43,6 +43,9 @@ type Processor struct {
 	requests chan *request
 	prepared chan *work // from the apply to the prepare goroutine
 	commits  chan *work // from the prepare to the commit goroutine
+	// maint carries the writes besides the batches' (consumer positions,
+	// gc) to the commit goroutine, the database's one writer.
+	maint chan *maintenance
 	// works holds the idle ones of a fixed set of batches (see
 	// workCount), reused with their buffers.
 	works chan *work
@@ -78,12 +81,12 @@ type request struct {
 	pending *Pending
 }
 
-// Open opens (creating if needed) the database at path, recovers the state
+// Open opens (creating if needed, unless Options.NoCreate) the database at path, recovers the state
 // of its last commit, cuts the output sink back to what was committed, and
 // starts the processor.
 func Open(path string, opts Options) (*Processor, error) {
 	o := opts.withDefaults()
-	db, err := store.Open(path, store.Options{LockTimeout: o.LockTimeout, NoSync: o.NoSync, Logger: o.Logger})
+	db, err := store.Open(path, store.Options{LockTimeout: o.LockTimeout, NoSync: o.NoSync, Logger: o.Logger, NoCreate: o.NoCreate})
 	if err != nil {
 		return nil, err
 	}
@@ -106,6 +109,7 @@ func start(db *store.DB, o Options) (*Processor, error) {
 		prepared: make(chan *work, 1),
 		works:    make(chan *work, workCount),
 		commits:  make(chan *work, 1),
+		maint:    make(chan *maintenance),
 		done:     make(chan struct{}),
 		notify:   make(chan struct{}),
 		closing:  make(chan struct{}),
@@ -151,8 +155,11 @@ func start(db *store.DB, o Options) (*Processor, error) {
 	}
 	cs := &p.cp.Sink
 	p.sinkw = newSinkWriter(o.Sink, cs.Size, cs.Limit)
+	if o.Observer != nil {
+		p.sinkw.synced = o.Observer.OutputSynced
+	}
 	st := commitState{nextChunk: p.cp.NextChunk, sinkSize: cs.Size, sinkLimit: cs.Limit, tail: p.sinkTail,
-		liveNext: p.cp.LiveNext}
+		liveNext: p.cp.LiveNext, walFloor: p.cp.WALFloor, outputFloor: p.cp.OutputFloor}
 	applyDone, prepareDone := make(chan struct{}), make(chan struct{})
 	go func() { p.applyLoop(); close(applyDone) }()
 	go func() { p.prepareLoop(p.sinkw); close(prepareDone) }()

@@ -135,8 +135,13 @@ func (r *Reader) Pending() ([]demangle.PendingTime, error) {
 // OutputEnd returns the sequence number after the last committed record.
 func (r *Reader) OutputEnd() uint64 { return r.cp.NextOutput }
 
+// OutputStart returns the first record the output log holds: 1, unless
+// gc's retention dropped the records before it.
+func (r *Reader) OutputStart() uint64 { return r.cp.outputFrom() }
+
 // Records calls fn for each committed output record from seq from on, in
 // order, until fn returns an error. Record data is only valid during fn.
+// From below OutputStart() is an *OutputDroppedError.
 func (r *Reader) Records(from uint64, fn func(*Record) error) error {
 	var rec Record
 	return r.db.View(func(tx *bolt.Tx) error {

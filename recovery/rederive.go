@@ -91,14 +91,29 @@ type rederiveStart struct {
 // the stored receiver stood at. Consecutive steps without updates make one
 // run and count as one boundary: the start may be later than it could be,
 // never wrong.
+//
+// After gc's retention dropped the output before record F, the stored
+// records are read from F: with the whole WAL the start is still the
+// database's (recorded in the checkpoint before anything was dropped) at
+// record 1, and Verify skips the re-derived records before F; after gc of
+// the WAL too, the first boundary at or above the floor that the kept
+// records show is the start (a later one than could be, never a wrong
+// one: a progress record at F may end a run that began before it, whose
+// upper bound is still the frontier after it).
 func (r *Reader) rederiveStart() (rederiveStart, error) {
 	floor := r.cp.WALFloor
 	start := rederiveStart{frontier: r.cp.Frontier, done: r.cp.Done, seq: 1}
+	first := r.cp.outputFrom()
+	if first > 1 && floor == 0 && r.cp.StartKnown {
+		return rederiveStart{frontier: r.cp.Start, seq: 1}, nil
+	}
 	var (
-		found, any bool
-		run        bool // the previous record is a progress record
-		prev       cdc.Progress
-		prevSeq    uint64
+		found bool
+		any   = first > 1 // a record before the first kept one was a progress record
+		run   bool        // the previous record is a progress record
+		prev  cdc.Progress
+		// prevSeq is prev's sequence number.
+		prevSeq uint64
 	)
 	// boundary sets start at the end of the run whose last record is
 	// prev, if that is at or above the floor.
@@ -113,7 +128,7 @@ func (r *Reader) rederiveStart() (rederiveStart, error) {
 		}
 		return true
 	}
-	err := r.Records(1, func(rec *Record) error {
+	err := r.Records(first, func(rec *Record) error {
 		if rec.Msg.Kind == cdc.KindProgress {
 			if !any && rec.Msg.Progress.Lower >= floor {
 				// The creation frontier is the first boundary.
@@ -162,8 +177,14 @@ type VerifyResult struct {
 	Stored    string
 	Derived   string
 	// FromSeq is the first stored record compared: 1, or after gc the
-	// first one released once the frontier reached the kept WAL.
+	// first one released once the frontier reached the kept WAL, or the
+	// first one the output log holds after gc's retention dropped those
+	// before it (see OutputFrom).
 	FromSeq uint64
+	// OutputFrom is the first record the output log holds (1 unless gc's
+	// retention dropped output); the re-derived records before it were
+	// not compared.
+	OutputFrom uint64
 }
 
 // Verify re-derives the clean stream from the WAL and compares it with the
@@ -174,15 +195,20 @@ func (r *Reader) Verify() (VerifyResult, error) {
 	if err != nil {
 		return VerifyResult{}, err
 	}
-	from := start.seq
-	res := VerifyResult{Match: true, FromSeq: from}
+	first := r.cp.outputFrom()
+	from := max(start.seq, first)
+	res := VerifyResult{Match: true, FromSeq: from, OutputFrom: first}
 	err = r.db.View(func(tx *bolt.Tx) error {
 		stored, err := newOutputIter(tx, from)
 		if err != nil {
 			return err
 		}
 		var a, b []byte
+		derived := start.seq // the sequence number of the next re-derived record
 		err = r.rederive(tx, start, func(m *cdc.Message) error {
+			if derived++; derived <= from {
+				return nil // dropped by gc's retention: nothing to compare with
+			}
 			seq, sm, ok, err := stored.next()
 			if err != nil {
 				return err

@@ -53,6 +53,12 @@ type Request struct {
 	// apply.
 	CursorCheck bool
 	CursorPrev  []byte
+	// LogSource, when not empty, is the source name that the write-ahead
+	// log records for the request's messages, in place of each
+	// position's Source. The checkpoint keeps every source name the log
+	// has used, so a producer that names each request apart in its
+	// positions (cdclog serve's "request 17") logs them under one name.
+	LogSource string
 	// Flush commits the request's group commit without waiting
 	// Options.BatchDelay for more requests: set it on the last request of
 	// an input, so that the end of a finished file is not held back.
@@ -71,6 +77,10 @@ type Result struct {
 	Applied int
 	// Output is the number of output records the request released.
 	Output int
+	// Rejected is the first of the request's messages that was skipped
+	// or quarantined, or else the first of its Rejects that was: where it
+	// was and why (Raw is not set). Nil when nothing was set aside.
+	Rejected *cdc.Reject
 }
 
 // Pending is a submitted request waiting for its commit.

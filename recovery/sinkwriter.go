@@ -3,6 +3,7 @@ package recovery
 import (
 	"fmt"
 	"sync"
+	"time"
 )
 
 // sinkWriter writes and fsyncs output bytes on its own goroutine, in the
@@ -15,6 +16,9 @@ type sinkWriter struct {
 	sink Sink
 	jobs chan sinkJob
 	end  int64 // the file's size once every job handed over is written
+	// synced, when set (before the first write), is told how long each
+	// fsync took.
+	synced func(time.Duration)
 
 	mu      sync.Mutex
 	cond    sync.Cond
@@ -69,8 +73,15 @@ func (s *sinkWriter) writeSync(b []byte) error {
 	if _, err := s.sink.Write(b); err != nil {
 		return fmt.Errorf("write output file: %w", err)
 	}
+	var start time.Time
+	if s.synced != nil {
+		start = time.Now()
+	}
 	if err := s.sink.Sync(); err != nil {
 		return fmt.Errorf("fsync output file: %w", err)
+	}
+	if s.synced != nil {
+		s.synced(time.Since(start))
 	}
 	return nil
 }

@@ -45,8 +45,10 @@ func adoptStart(tx *bolt.Tx, cp *checkpoint, requested uint64, set bool) error {
 // databaseStart returns the start the database was created with. A
 // checkpoint written before it was recorded does not hold it, but the logs
 // do: the frontier stays at the start until its first step, which emits a
-// progress statement whose lower bound is the start; the output log is
-// never pruned (gc keeps it whole), so its first progress record holds it.
+// progress statement whose lower bound is the start, and its first
+// progress record holds it. (gc's retention drops the output log's first
+// records, but records the start in the checkpoint first, so a database
+// whose log was cut always has StartKnown.)
 func databaseStart(tx *bolt.Tx, cp *checkpoint) (uint64, error) {
 	if cp.StartKnown {
 		return cp.Start, nil

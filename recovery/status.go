@@ -67,13 +67,19 @@ type Status struct {
 
 	WAL WALStatus `json:"wal"`
 
-	OutputRecords  uint64 `json:"output_records"`
+	OutputRecords uint64 `json:"output_records"`
+	// OutputFrom is the first record the output log holds: 1, or the
+	// first one gc's retention kept.
+	OutputFrom     uint64 `json:"output_from"`
 	EmittedUpdates uint64 `json:"emitted_updates"`
 	EmittedTimes   uint64 `json:"emitted_times"`
 	// OutputFile is the exactly-once output file, if one was attached,
 	// and OutputFileBytes its committed size.
 	OutputFile      string `json:"output_file,omitempty"`
 	OutputFileBytes int64  `json:"output_file_bytes"`
+
+	// Consumers are the registered consumers with their lag.
+	Consumers []ConsumerInfo `json:"consumers"`
 
 	LastCheckpoint string `json:"last_checkpoint"`
 	FileBytes      int64  `json:"file_bytes"`
@@ -100,7 +106,7 @@ func buildStatus(db *store.DB, cp *checkpoint, rs receiverState) (Status, error)
 		AcceptedUpdates: cp.Stats.Updates, AcceptedProgress: cp.Stats.Progress,
 		Duplicates: cp.Stats.Duplicates, Stale: cp.Stats.Stale, Violations: cp.Stats.Violations,
 		Skipped: cp.Skipped, Quarantined: cp.Quarantined,
-		OutputRecords: cp.NextOutput - 1, EmittedUpdates: cp.Stats.EmittedUpdates, EmittedTimes: cp.Stats.EmittedTimes,
+		OutputRecords: cp.NextOutput - 1, OutputFrom: cp.outputFrom(), EmittedUpdates: cp.Stats.EmittedUpdates, EmittedTimes: cp.Stats.EmittedTimes,
 		OutputFile: cp.Sink.Name, OutputFileBytes: cp.Sink.Size,
 		Reason: rs.stuck.String(),
 	}
@@ -136,7 +142,8 @@ func buildStatus(db *store.DB, cp *checkpoint, rs receiverState) (Status, error)
 		if ws.Chunks > 0 {
 			s.WAL.MinTime, s.WAL.MaxTime = &ws.MinTime, &ws.MaxTime
 		}
-		return nil
+		s.Consumers, err = listConsumers(tx, cp.NextOutput)
+		return err
 	})
 	if fi, ferr := os.Stat(db.Path()); ferr == nil {
 		s.FileBytes = fi.Size()
@@ -152,6 +159,11 @@ func (p *Processor) Status() (Status, error) {
 	defer p.leave()
 	p.mu.Lock()
 	cp, rs := p.committed.clone(), p.status
+	open := p.openConsumers()
 	p.mu.Unlock()
-	return buildStatus(p.db, &cp, rs)
+	s, err := buildStatus(p.db, &cp, rs)
+	for i := range s.Consumers {
+		s.Consumers[i].Open = open[s.Consumers[i].Name]
+	}
+	return s, err
 }

@@ -51,10 +51,13 @@ type statusJSON struct {
 	WAL walStatusJSON `json:"wal"`
 
 	OutputRecords   uint64 `json:"output_records"`
+	OutputFrom      uint64 `json:"output_from"`
 	EmittedUpdates  uint64 `json:"emitted_updates"`
 	EmittedTimes    uint64 `json:"emitted_times"`
 	OutputFile      string `json:"output_file,omitempty"`
 	OutputFileBytes int64  `json:"output_file_bytes"`
+
+	Consumers []ConsumerInfo `json:"consumers"`
 
 	LastCheckpoint string `json:"last_checkpoint"`
 	FileBytes      int64  `json:"file_bytes"`
@@ -82,9 +85,12 @@ func (s Status) MarshalJSON() ([]byte, error) {
 		Duplicates: s.Duplicates, Stale: s.Stale, Violations: s.Violations, Skipped: s.Skipped, Quarantined: s.Quarantined,
 		WAL: walStatusJSON{Entries: s.WAL.Entries, Chunks: s.WAL.Chunks, Bytes: s.WAL.Bytes,
 			MinTime: s.WAL.MinTime, MaxTime: s.WAL.MaxTime, Floor: s.WAL.Floor},
-		OutputRecords: s.OutputRecords, EmittedUpdates: s.EmittedUpdates, EmittedTimes: s.EmittedTimes,
-		OutputFile: s.OutputFile, OutputFileBytes: s.OutputFileBytes,
+		OutputRecords: s.OutputRecords, OutputFrom: s.OutputFrom, EmittedUpdates: s.EmittedUpdates, EmittedTimes: s.EmittedTimes,
+		OutputFile: s.OutputFile, OutputFileBytes: s.OutputFileBytes, Consumers: s.Consumers,
 		LastCheckpoint: s.LastCheckpoint, FileBytes: s.FileBytes,
+	}
+	if j.Consumers == nil {
+		j.Consumers = []ConsumerInfo{}
 	}
 	if !s.Complete {
 		f := s.Frontier
@@ -110,8 +116,8 @@ func (s *Status) UnmarshalJSON(b []byte) error {
 		Duplicates: j.Duplicates, Stale: j.Stale, Violations: j.Violations, Skipped: j.Skipped, Quarantined: j.Quarantined,
 		WAL: WALStatus{Entries: j.WAL.Entries, Chunks: j.WAL.Chunks, Bytes: j.WAL.Bytes,
 			MinTime: j.WAL.MinTime, MaxTime: j.WAL.MaxTime, Floor: j.WAL.Floor},
-		OutputRecords: j.OutputRecords, EmittedUpdates: j.EmittedUpdates, EmittedTimes: j.EmittedTimes,
-		OutputFile: j.OutputFile, OutputFileBytes: j.OutputFileBytes,
+		OutputRecords: j.OutputRecords, OutputFrom: j.OutputFrom, EmittedUpdates: j.EmittedUpdates, EmittedTimes: j.EmittedTimes,
+		OutputFile: j.OutputFile, OutputFileBytes: j.OutputFileBytes, Consumers: j.Consumers,
 		LastCheckpoint: j.LastCheckpoint, FileBytes: j.FileBytes,
 	}
 	if j.Frontier != nil {

@@ -10,7 +10,8 @@ import (
 )
 
 // fill sets every field of the struct v points to (recursively) to a
-// non-zero value: strings "x", integers n, booleans true, pointers to n.
+// non-zero value: strings "x", integers n, booleans true, pointers to n,
+// slices of structs to one such struct.
 func fill(v reflect.Value, n uint64) {
 	for i := range v.NumField() {
 		f := v.Field(i)
@@ -29,6 +30,10 @@ func fill(v reflect.Value, n uint64) {
 			f.Set(p)
 		case reflect.Struct:
 			fill(f, n)
+		case reflect.Slice: // of structs: one filled element
+			e := reflect.New(f.Type().Elem()).Elem()
+			fill(e, n)
+			f.Set(reflect.Append(reflect.MakeSlice(f.Type(), 0, 1), e))
 		default:
 			panic("fill: unhandled kind " + f.Kind().String())
 		}

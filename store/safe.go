@@ -35,17 +35,29 @@ func (db *DB) Update(fn func(*bolt.Tx) error) error {
 	if db.replaced.Load() {
 		return ErrReplaced
 	}
+	// A file cut short since the last commit is refused before bbolt
+	// writes to it: its writes past the cut would fill the hole with the
+	// pages it writes and zeros, and the cut would show only later, as a
+	// damaged page, if at all (one fstat a commit).
+	if err := db.explainFault(nil, db.hwm.Load()); err != nil {
+		db.stuck.CompareAndSwap(nil, &err) // unusable, as after a fault
+		return err
+	}
 	var tx *bolt.Tx
 	var hwm int64
 	recovered, err := protect(func() error {
 		return db.DB.Update(func(t *bolt.Tx) error {
 			tx, hwm = t, t.Size()
+			db.hwm.Store(hwm)
 			db.setGrowth(hwm)
 			return fn(t)
 		})
 	})
-	if recovered {
+	switch {
+	case recovered:
 		err = db.afterFault(tx, db.explainFault(err, hwm))
+	case err != nil:
+		err = db.explainFault(err, hwm)
 	}
 	return err
 }
@@ -97,8 +109,8 @@ func panicError(r any) error {
 	return fmt.Errorf("%w: %v", ErrCorrupt, r)
 }
 
-// explainFault says so when the file is shorter than the transaction's
-// high-water mark: it was cut while this process had it open.
+// explainFault says so, instead of err, when the file is shorter than the
+// high-water mark hwm: it was cut while this process had it open.
 func (db *DB) explainFault(err error, hwm int64) error {
 	if db.file == nil || hwm == 0 {
 		return err

@@ -30,6 +30,10 @@ var (
 	BucketOutput     = []byte("output")
 	BucketQuarantine = []byte("quarantine")
 	BucketConsumers  = []byte("consumers")
+	// BucketOutputTimes marks when output records were committed, for
+	// retention by age. Package recovery creates it with the first mark,
+	// so a database from before it has none.
+	BucketOutputTimes = []byte("outputtimes")
 )
 
 func allBuckets() [][]byte {
@@ -75,6 +79,9 @@ type DB struct {
 
 	stuck    atomic.Pointer[error] // a fault left bbolt's locks held
 	replaced atomic.Bool           // Replace put another file at the path
+	// hwm is the high-water mark (bbolt's size) as of the last write
+	// transaction's start: the file must be at least that long.
+	hwm atomic.Int64
 }
 
 // Path returns the path the database was opened from.

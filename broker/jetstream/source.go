@@ -52,10 +52,12 @@ type Source struct {
 	next      uint64
 	parts     []broker.Part
 	pending   jetstream.Msg // a message cut by b.Max
+	seq       uint64        // its stream sequence
 	taken     int
 	lastCheck time.Time
 
 	mu     sync.Mutex
+	end    uint64 // the stream sequence after its last message, as last seen (0: unknown)
 	failed error
 	wake   chan struct{} // closed on failure
 	closed chan struct{}
@@ -95,6 +97,11 @@ func (s *Source) Start(ctx context.Context, cursor []byte) error {
 	s.created = info.Created.UnixNano()
 	if s.next, err = s.startAt(info, cursor); err != nil {
 		return err
+	}
+	if s.o.Subject == "" {
+		s.mu.Lock()
+		s.end = info.State.LastSeq + 1
+		s.mu.Unlock()
 	}
 	cfg := jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: s.next}
 	if s.o.Subject != "" {
@@ -220,9 +227,30 @@ func (s *Source) accept(ctx context.Context, m jetstream.Msg) error {
 			return err
 		}
 	}
-	s.pending, s.taken = m, 0
+	s.pending, s.seq, s.taken = m, seq, 0
 	s.parts = broker.DecodeValue(s.o.Format, m.Data(), s.parts[:0])
+	if s.o.Subject == "" {
+		// Unfiltered, the messages pending after this one are the
+		// stream's next sequences (less any deleted from the middle).
+		s.mu.Lock()
+		s.end = seq + 1 + md.NumPending
+		s.mu.Unlock()
+	}
 	return nil
+}
+
+// LogEnds returns the stream sequence after its last message as the
+// latest message read reported it (its pending count), or as the stream's
+// state said at Start, under partition 0: a JetStream stream has one
+// order. It is empty with a subject filter, whose pending count says
+// nothing of sequences. Safe from any goroutine.
+func (s *Source) LogEnds() map[int32]int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.end == 0 {
+		return nil
+	}
+	return map[int32]int64{0: int64(s.end)}
 }
 
 // checkGap fails when messages between the position and seq were
@@ -247,8 +275,7 @@ func (s *Source) checkGap(ctx context.Context, seq uint64) error {
 // take moves the pending message's parts into b; the position passes
 // the message once all its parts are taken.
 func (s *Source) take(b *recovery.SourceBatch) error {
-	md, _ := s.pending.Metadata()
-	seq := md.Sequence.Stream
+	seq := s.seq
 	n, err := broker.Fill(b, s.parts[s.taken:], cdc.Pos{Source: s.Name(), Offset: int64(seq)})
 	s.taken += n
 	if s.taken < len(s.parts) {

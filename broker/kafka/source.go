@@ -62,8 +62,9 @@ type Source struct {
 	taken int
 
 	mu         sync.Mutex
-	known      map[int32]bool // partitions being consumed
-	failed     error          // set by the partition watcher
+	known      map[int32]bool  // partitions being consumed
+	ends       map[int32]int64 // each partition's end as last fetched
+	failed     error           // set by the partition watcher
 	cancelPoll context.CancelCauseFunc
 
 	stop chan struct{}
@@ -166,6 +167,7 @@ func (s *Source) startOffsets(ctx context.Context, td kadm.TopicDetail, cur Curs
 	if err != nil {
 		return nil, err
 	}
+	s.noteEnds(ends)
 	offsets := map[int32]kgo.Offset{}
 	for _, p := range slices.Sorted(maps.Keys(cur.Partitions)) {
 		pos := cur.Partitions[p]
@@ -313,7 +315,47 @@ func (s *Source) fetched(ctx context.Context, fs kgo.Fetches) error {
 		}
 	})
 	fs.EachRecord(func(r *kgo.Record) { s.queue = append(s.queue, r) })
+	s.mu.Lock()
+	fs.EachPartition(func(p kgo.FetchTopicPartition) {
+		// read_committed: the last stable offset is where reading ends.
+		end := p.LastStableOffset
+		if end < 0 {
+			end = p.HighWatermark
+		}
+		if end >= 0 && p.Err == nil {
+			if s.ends == nil {
+				s.ends = map[int32]int64{}
+			}
+			s.ends[p.Partition] = end
+		}
+	})
+	s.mu.Unlock()
 	return first
+}
+
+// noteEnds keeps the end offsets listed at Start, until fetches report
+// newer ones.
+func (s *Source) noteEnds(ends kadm.ListedOffsets) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Topic == s.o.Topic && o.Err == nil && o.Offset >= 0 {
+			if s.ends == nil {
+				s.ends = map[int32]int64{}
+			}
+			s.ends[o.Partition] = o.Offset
+		}
+	})
+}
+
+// LogEnds returns each partition's end offset (its last stable offset:
+// the offset after the last record a read_committed reader can read) as
+// the latest fetch that returned records reported it, or as listed at
+// Start (the high watermark) before one did. Safe from any goroutine.
+func (s *Source) LogEnds() map[int32]int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.ends)
 }
 
 // fetchError classifies a fetch error: nil for one the client retries.

@@ -35,7 +35,10 @@ Exit codes: 0 success, 1 runtime failure, 2 usage error, 3 protocol violation.`,
 		ErrWriter:              stderr,
 		HideHelpCommand:        true,
 		UseShortOptionHandling: true,
-		ExitErrHandler:         func(*cli.Context, error) {}, // run maps errors to exit codes
+		// Broker URLs hold commas (kafka://b1:9092,b2:9092/t): a repeated
+		// flag (--from) gives one value each time, never split.
+		DisableSliceFlagSeparator: true,
+		ExitErrHandler:            func(*cli.Context, error) {}, // run maps errors to exit codes
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
 			return usageError("%v", err)
 		},
@@ -127,10 +130,13 @@ func commands() []*cli.Command {
 		convertCommand(),
 		demangleCommand(),
 		ingestCommand(),
+		publishCommand(),
+		serveCommand(),
 		replayCommand(),
 		inspectCommand(),
 		mergeCommand(),
 		gcCommand(),
+		consumerCommand(),
 		checkCommand(),
 		versionCommand(),
 		completionCommand(),

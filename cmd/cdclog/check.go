@@ -125,7 +125,11 @@ func writeCheckText(w io.Writer, rep *recovery.CheckReport) error {
 	}
 	kv.add("records", strings.Join(recs, ", "))
 	kv.add("wal entries", u64(rep.WALEntries))
-	kv.add("output records", u64(rep.OutputRecords))
+	out := u64(rep.OutputRecords)
+	if rep.OutputFrom > 1 {
+		out += fmt.Sprintf(" (from record %d on: gc's retention dropped those before it)", rep.OutputFrom)
+	}
+	kv.add("output records", out)
 	if len(rep.Unknown) > 0 {
 		kv.add("unknown buckets", strings.Join(rep.Unknown, ", ")+" (not checked beyond bbolt's check)")
 	}

@@ -54,18 +54,7 @@ func crashScaleFor(t *testing.T) crashScale {
 }
 
 // crashSeed returns the seed of the kill schedule, logged for replay.
-func crashSeed(t *testing.T) uint64 {
-	seed := uint64(time.Now().UnixNano())
-	if v := os.Getenv("CDCLOG_CRASH_SEED"); v != "" {
-		s, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			t.Fatalf("CDCLOG_CRASH_SEED=%q: %v", v, err)
-		}
-		seed = s
-	}
-	t.Logf("kill schedule seed %d (CDCLOG_CRASH_SEED=%d replays it)", seed, seed)
-	return seed
-}
+func crashSeed(t *testing.T) uint64 { return testbin.CrashSeed(t) }
 
 // crashVariant is one way of running ingest under kills.
 type crashVariant struct {

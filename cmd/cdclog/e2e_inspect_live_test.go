@@ -81,3 +81,37 @@ func withoutVolatile(t *testing.T, s string, isJSON bool) string {
 	b, _ := json.Marshal(m)
 	return string(b)
 }
+
+func TestGCWhileIngestRunsDropsOnlineAndSaysItDidNotCompact(t *testing.T) {
+	dir := t.TempDir()
+	db, out := filepath.Join(dir, "s.db"), filepath.Join(dir, "out.jsonl")
+	run := liveIngest(t, "ingest", "--db", db, "--out", out)
+	io.WriteString(run.in, cdcTimes(0, 300))
+	waitForFile(t, out, cdcTimes(0, 300), 10*time.Second)
+	r := mustRunBin(t, nil, "gc", "--db", db, "--json")
+	if !strings.Contains(r.Stderr, "held by a running cdclog") {
+		t.Errorf("gc does not say who dropped:\n%s", r.Stderr)
+	}
+	var res struct {
+		Floor     string `json:"floor"`
+		Compacted bool   `json:"compacted"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &res); err != nil || res.Floor != "300" || res.Compacted {
+		t.Fatalf("gc while running: %s (%v)", r.Stdout, err)
+	}
+	// The stream goes on after it, exactly once.
+	io.WriteString(run.in, cdcTimes(300, 310))
+	waitForFile(t, out, cdcTimes(0, 310), 10*time.Second)
+	run.in.Close()
+	if r := run.wait(); r.Code != 0 {
+		t.Fatalf("ingest: exit %d: %s", r.Code, r.Stderr)
+	}
+	if st := dbStatus(t, db); st.WAL.Floor != 300 {
+		t.Fatalf("WAL floor %d after the online gc", st.WAL.Floor)
+	}
+	// At rest, gc compacts.
+	r = mustRunBin(t, nil, "gc", "--db", db, "--json")
+	if !strings.Contains(r.Stdout, `"compacted": true`) {
+		t.Fatalf("gc at rest: %s", r.Stdout)
+	}
+}

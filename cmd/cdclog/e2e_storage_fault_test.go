@@ -72,6 +72,12 @@ func ingestUntilItFails(t *testing.T, db, in string, committed int64, fault func
 		noPanic(t, r)
 		t.Logf("exited %v after the fault: %s", time.Since(faulted).Round(time.Millisecond), lastLine(r.Stderr))
 	case <-time.After(20 * time.Second):
+		// Its goroutines say where it hangs.
+		cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-exited:
+		case <-time.After(5 * time.Second):
+		}
 		t.Fatalf("ingest still running 20 s after the fault (stdin open):\n%s", stderr)
 	}
 }

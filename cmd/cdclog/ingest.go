@@ -12,7 +12,7 @@ func ingestCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "ingest",
 		Usage:     "durable processor: persist a CDC stream to a bbolt WAL and write the clean stream exactly once",
-		UsageText: "cdclog ingest --db PATH [--out FILE] [--start T] [--on-error fail|skip|quarantine] [--follow] [FILE...]",
+		UsageText: "cdclog ingest --db PATH [--from INPUT...] [--to URL] [--out FILE] [--start T] [--on-error fail|skip|quarantine] [--follow] [FILE...]",
 		Description: `Reads a CDC stream that may be duplicated and reordered (the FILEs in turn, or
 stdin when there is none), appends every accepted message to the write-ahead
 log in the bbolt database PATH (created if needed), and releases the clean
@@ -70,6 +70,29 @@ database are answered by it over a control socket next to the database
 When stderr is not a terminal, a one-line progress log is written every
 --progress-interval (10s; 0 or --quiet: none).
 
+Brokers (docs/brokers.md): --from takes kafka://BROKERS/TOPIC and
+nats://SERVERS/STREAM[/SUBJECT] as well as files (a plain path is a file, as
+a FILE argument is, and - is stdin); --from inputs come before the FILE
+arguments. Every partition of a topic feeds this one database: one database
+per CDC collection. Files and stdin are read first, in turn, each to its
+end; then the broker inputs (and a --follow FILE) are read concurrently,
+each resuming from the position committed in the database, until a signal: a
+broker input never ends. A committed position the log no longer holds
+(retention deleted unread input, a topic or stream created anew) exits 1
+unless --allow-gap.
+
+--to URL forwards the clean stream exactly once to a Kafka topic (of exactly
+1 partition) or a JetStream subject, from the output log in the database,
+beside --out FILE if given (with --to, stdout gets the stream only with
+--out -). Ingest never waits for the output: during a broker outage the
+database buffers it, and --max-sink-lag N holds the input back instead.
+When the inputs end, ingest exits once the output has every record; after a
+signal or an error it waits at most --drain-timeout for it, and says so; what
+is left is forwarded by the next run or by 'cdclog publish'. A newer writer
+with the same --sink-id fences this one (exit 1), as does an output whose
+last record this database did not write (unless --takeover). Secrets (SASL,
+TLS, NATS credentials) come from the environment, never from flags.
+
 Protocol violations exit with code 3 and malformed input with code 1, after
 committing everything accepted before them; --on-error skip counts and drops
 such messages, --on-error quarantine keeps them in the database
@@ -80,8 +103,11 @@ Examples:
    cdclog ingest --db state.db --out clean.jsonl in.jsonl
    cdclog inspect --db state.db status
    producer | cdclog ingest --db state.db > clean.jsonl
-   cdclog ingest --db state.db --out clean.jsonl --follow /var/log/cdc.jsonl`,
-		Flags: []cli.Flag{
+   cdclog ingest --db state.db --out clean.jsonl --follow /var/log/cdc.jsonl
+   cdclog ingest --db state.db --from kafka://b1:9092,b2:9092/cdc-orders --to kafka://b1:9092/orders-clean
+   cdclog ingest --db state.db --from nats://n1:4222/ORDERS_CDC --to nats://n1:4222/CLEAN/clean.orders
+   cdclog ingest --db state.db --from kafka://b1:9092/cdc-orders --out clean.jsonl`,
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "db", Usage: "bbolt database `PATH` (created if missing; required)"},
 			&cli.StringFlag{Name: "out", Usage: "exactly-once output `FILE`, locked while written (default: stdout; a pipe or device is a stream, at least once)"},
 			&cli.Uint64Flag{Name: "start", Usage: "initial frontier `T` of a new database: times below it count as complete (an existing database refuses another)"},
@@ -91,7 +117,8 @@ Examples:
 			&cli.DurationFlag{Name: "lock-timeout", Value: 3 * time.Second, Usage: "give up after `D` if another process holds the database (0: do not wait)"},
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"F"}, Usage: "keep reading the one FILE as it grows and across rotation, until a signal"},
 			&cli.DurationFlag{Name: "progress-interval", Value: 10 * time.Second, Usage: "when stderr is not a terminal, log progress every `D` (0: never)"},
-		},
+			metricsFlag(),
+		}, ingestBrokerFlags()...),
 		HideHelpCommand: true,
 		OnUsageError:    commandUsageError("ingest"),
 		Action:          runIngest,
@@ -111,28 +138,33 @@ func runIngest(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	names := c.Args().Slice()
-	if len(names) == 0 {
-		names = []string{"-"}
-	}
-	follow := c.Bool("follow")
-	if follow && (len(names) != 1 || names[0] == "-") {
-		return usageError("--follow reads one regular FILE: give exactly one")
+	sink, err := parseSink(c, e, "ingest", "max-sink-lag", "drain-timeout")
+	if err != nil {
+		return err
 	}
 	// Every input is opened before the database: a missing one creates
 	// nothing.
-	srcs, err := openSources(e, names, follow)
+	inputs, err := openIngestInputs(c, e)
 	if err != nil {
 		return err
 	}
-	defer srcs.close()
+	defer inputs.close()
+	mx, err := startMetrics(e, c.String("metrics"))
+	if err != nil {
+		return err
+	}
+	defer mx.close()
 	opts := recovery.Options{
 		BatchMessages: c.Int("batch-messages"), BatchDelay: c.Duration("batch-delay"),
 		Start: c.Uint64("start"), StartSet: c.IsSet("start"), OnError: policy, Logger: e.log, LockTimeout: wait,
+		Observer: mx.observer(),
 	}
-	closeOut, err := openOutput(e, c.String("out"), wait, &opts)
-	if err != nil {
-		return err
+	closeOut := func(bool) {}
+	// With --to, the clean stream goes to stdout only when --out asks.
+	if sink == nil || c.String("out") != "" {
+		if closeOut, err = openOutput(e, c.String("out"), wait, &opts); err != nil {
+			return err
+		}
 	}
 	p, err := recovery.Open(c.String("db"), opts)
 	if err != nil {
@@ -140,12 +172,13 @@ func runIngest(c *cli.Context) error {
 		return withCode(exitFailure, err)
 	}
 	defer closeOut(true)
+	mx.watch(p)
 	ctl := listenControl(e, c.String("db"), p)
 	defer ctl.close()
 	ctx, sig := stopOnSignal(c.Context, e)
 	defer sig.release()
-	in := newIngester(e, p, srcs, c.Duration("progress-interval"))
-	runErr := in.run(ctx)
+	in := newIngester(e, p, inputs, c.Duration("progress-interval"))
+	runErr := in.run(ctx, sink, c.Uint64("max-sink-lag"), c.Duration("drain-timeout"))
 	in.finish()
 	ctl.close()
 	st, stErr := p.Status()

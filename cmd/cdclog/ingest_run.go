@@ -6,66 +6,78 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/cdclog/cdclog/recovery"
+	"github.com/cdclog/cdclog/relay"
 )
 
-// ingester runs ingest's sources through the processor in turn, with the
-// progress display on a terminal and a progress log otherwise.
+// ingester runs ingest's inputs through the processor (package relay:
+// files in turn, then broker inputs concurrently, and the broker output
+// beside them), with the progress display on a terminal and a progress
+// log otherwise.
 type ingester struct {
 	e       *env
 	p       *recovery.Processor
-	srcs    sources
+	inputs  *ingestInputs
 	started time.Time
 	read    atomic.Uint64
-	res     recovery.Result
+	res     relay.Result
+	sink    *relay.Sink     // nil without --to
+	mu      sync.Mutex      // serialises the progress display
 	prog    *inputProgress  // nil unless stderr is a terminal
 	plog    *progressLogger // nil when stderr is a terminal, or off
-	current progressSource
 }
 
-func newIngester(e *env, p *recovery.Processor, srcs sources, every time.Duration) *ingester {
-	in := &ingester{e: e, p: p, srcs: srcs, started: time.Now()}
-	in.prog = newInputProgress(e, "ingest", sourceNames(srcs))
+func newIngester(e *env, p *recovery.Processor, inputs *ingestInputs, every time.Duration) *ingester {
+	in := &ingester{e: e, p: p, inputs: inputs, started: time.Now()}
+	in.prog = newInputProgress(e, "ingest", inputs.names)
 	if in.prog == nil {
 		in.plog = startProgressLog(e, "ingest progress", every, in.progressAttrs)
 	}
 	return in
 }
 
-// sourceNames are the paths of the sources, for the progress bar's total
-// ("-" for a stream: no total).
-func sourceNames(srcs sources) []string {
-	names := make([]string, len(srcs))
-	for i, s := range srcs {
-		names[i] = "-"
-		if f, ok := s.(interface{ Label() string }); ok && s.Name() != "" {
-			names[i] = f.Label()
-		}
+// run ingests the inputs, forwarding the output to sink when there is
+// one; the first error stops it.
+func (in *ingester) run(ctx context.Context, sink *sinkSpec, maxLag uint64, drain time.Duration) error {
+	r := &relay.Run{InTurn: in.wrap(in.inputs.inTurn), Endless: in.wrap(in.inputs.endless),
+		Options: in.options, MaxSinkLag: maxLag, DrainTimeout: drain, Logger: in.e.log}
+	if sink != nil {
+		in.sink = sink.sink(in.p)
+		r.Sink = in.sink
 	}
-	return names
-}
-
-// run ingests each source in turn; the first error stops it.
-func (in *ingester) run(ctx context.Context) error {
-	for _, s := range in.srcs {
-		in.prog.clear() // starting a source may log
-		in.current = progressSource{Source: s, prog: in.prog}
-		res, err := in.p.Ingest(ctx, in.current, recovery.IngestOptions{OnRead: in.onRead})
-		in.res.Add(res.Committed)
-		if err != nil {
-			return ingestError(err)
-		}
+	res, err := r.Run(ctx, in.p)
+	in.res = res
+	if err != nil {
+		return ingestError(err)
 	}
 	return nil
 }
 
-// onRead counts a batch read, for the progress display and log.
-func (in *ingester) onRead(b *recovery.SourceBatch) {
+// wrap gives each source the progress display.
+func (in *ingester) wrap(srcs []recovery.Source) []recovery.Source {
+	out := make([]recovery.Source, len(srcs))
+	for i, s := range srcs {
+		out[i] = progressSource{Source: s, prog: in.prog, mu: &in.mu}
+	}
+	return out
+}
+
+// options are each source's Ingest options: counting its batches.
+func (in *ingester) options(src recovery.Source) recovery.IngestOptions {
+	ps := src.(progressSource)
+	return recovery.IngestOptions{OnRead: func(b *recovery.SourceBatch) { in.onRead(ps, b) }}
+}
+
+// onRead counts a batch read from src, for the progress display and log.
+func (in *ingester) onRead(src progressSource, b *recovery.SourceBatch) {
 	in.read.Add(uint64(b.Len()))
-	in.prog.batch(in.current.offset(), b.Len(), in.p.Frontier)
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.prog.batch(src.offset(), b.Len(), in.p.Frontier)
 }
 
 // ingestError gives Ingest's error its exit code: a violation's or an
@@ -77,7 +89,7 @@ func ingestError(err error) error {
 	case errors.Is(err, recovery.ErrFailed), errors.Is(err, recovery.ErrClosed):
 		return withCode(exitFailure, err)
 	}
-	return err
+	return err // a broker input's gap, a fenced output: exit 1 too
 }
 
 // finish ends the progress display and log.
@@ -103,10 +115,15 @@ func (in *ingester) report(db string, st recovery.Status, stErr error, sig os.Si
 	elapsed := time.Since(in.started)
 	read := in.read.Load()
 	rate := float64(read) / max(elapsed.Seconds(), 1e-9)
-	attrs := []slog.Attr{slog.String("db", db), slog.Uint64("messages", read), slog.Any("accepted", in.res.Accepted),
-		slog.Any("duplicates", in.res.Duplicates), slog.Any("stale", in.res.Stale),
-		slog.Any("skipped", in.res.Skipped), slog.Any("quarantined", in.res.Quarantined),
-		slog.Any("records_out", in.res.Output)}
+	res := in.res.Committed
+	attrs := []slog.Attr{slog.String("db", db), slog.Uint64("messages", read), slog.Any("accepted", res.Accepted),
+		slog.Any("duplicates", res.Duplicates), slog.Any("stale", res.Stale),
+		slog.Any("skipped", res.Skipped), slog.Any("quarantined", res.Quarantined),
+		slog.Any("records_out", res.Output)}
+	if in.sink != nil {
+		attrs = append(attrs, slog.String("sink", in.sink.Name()), slog.Uint64("sink_acked", in.sink.Forwarder().Acked()),
+			slog.Uint64("sink_unsent", in.res.Unsent))
+	}
 	if stErr == nil {
 		attrs = append(attrs, frontierAttrs(st.Frontier, st.Complete, st.Waiting, st.Reason)...)
 		attrs = append(attrs, slog.Int("pending_updates", st.PendingUpdates))
@@ -116,7 +133,7 @@ func (in *ingester) report(db string, st recovery.Status, stErr error, sig os.Si
 	if sig != nil {
 		msg = "ingest stopped"
 		attrs = append(attrs, slog.String("signal", signalName(sig)),
-			slog.String("resume", "rerun the same command: file inputs resume after what was committed"))
+			slog.String("resume", "rerun the same command: file and broker inputs resume after what was committed"))
 	}
 	logSummary(in.e, msg, attrs...)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"sync"
 
 	"github.com/cdclog/cdclog/input"
 	"github.com/cdclog/cdclog/recovery"
@@ -41,18 +42,28 @@ func (s sources) close() {
 
 // progressSource tells the progress display where a source starts (a
 // resumed file: the bytes before are no work left) and how far it is.
+// mu serialises the display between sources read concurrently.
 type progressSource struct {
 	recovery.Source
 	prog *inputProgress
+	mu   *sync.Mutex
 }
+
+// Unwrap returns the source shown (package relay looks inside).
+func (s progressSource) Unwrap() recovery.Source { return s.Source }
 
 // offsetter is what the input package's sources say of their position.
 type offsetter interface{ Offset() int64 }
 
 func (s progressSource) Start(ctx context.Context, cursor []byte) error {
+	s.mu.Lock()
+	s.prog.clear() // starting a source may log
+	s.mu.Unlock()
 	err := s.Source.Start(ctx, cursor)
 	if o, ok := s.Source.(offsetter); ok && err == nil {
+		s.mu.Lock()
 		s.prog.startInput(o.Offset())
+		s.mu.Unlock()
 	}
 	return err
 }

@@ -6,13 +6,13 @@ import (
 )
 
 // inspectViews lists inspect's subcommands, for the error on an unknown one.
-const inspectViews = "status, pending, wal, output or quarantine"
+const inspectViews = "status, pending, wal, output, quarantine or consumers"
 
 func inspectCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "inspect",
-		Usage:     "show a database's stored state: status, pending times, WAL, output, quarantine",
-		UsageText: "cdclog inspect --db PATH [--lock-timeout D] [status|pending|wal|output|quarantine] [--json] [VIEW FLAGS]",
+		Usage:     "show a database's stored state: status, pending times, WAL, output, quarantine, consumers",
+		UsageText: "cdclog inspect --db PATH [--lock-timeout D] [status|pending|wal|output|quarantine|consumers] [--json] [VIEW FLAGS]",
 		Description: `Shows what a cdclog database holds and why its stream is stuck, without
 changing it: the database is opened read-only. While a running ingest holds
 it, that process answers over its control socket (PATH.sock), as of its
@@ -27,6 +27,7 @@ Views (status when none is named):
    output       the committed clean stream, with sequence numbers
    quarantine   input rejected under --on-error quarantine, with position and
                 reason
+   consumers    the registered consumers: committed position and lag
 
 Each view prints aligned text for people; with --json it prints JSON for
 scripts: one object for status, JSON Lines (one object per item) for the
@@ -38,7 +39,8 @@ Examples:
    cdclog inspect --db state.db pending
    cdclog inspect --db state.db wal --from-time 100 --to-time 120
    cdclog inspect --db state.db output --from-seq 500 --limit 10 --json
-   cdclog inspect --db state.db quarantine`,
+   cdclog inspect --db state.db quarantine
+   cdclog inspect --db state.db consumers --json`,
 		Flags: append(dbFlags(), jsonFlag()),
 		Subcommands: []*cli.Command{
 			inspectStatusCommand(),
@@ -46,6 +48,7 @@ Examples:
 			inspectWALCommand(),
 			inspectOutputCommand(),
 			inspectQuarantineCommand(),
+			inspectConsumersCommand(),
 		},
 		HideHelpCommand: true,
 		OnUsageError:    commandUsageError("inspect"),

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/cdclog/cdclog/recovery"
+	"github.com/cdclog/cdclog/relay"
 )
 
 // goldenDir holds a small database checked in as a fixed input, and the
@@ -81,12 +82,15 @@ func TestInspectJSONFieldsAreDocumented(t *testing.T) {
 	}
 	documented := documentedFields(string(doc))
 	types := map[string]reflect.Type{
-		"inspect status":     reflect.TypeFor[recovery.Status](),
-		"inspect pending":    reflect.TypeFor[pendingJSON](),
-		"inspect wal":        reflect.TypeFor[walJSON](),
-		"inspect output":     reflect.TypeFor[outputJSON](),
-		"inspect quarantine": reflect.TypeFor[quarantineJSON](),
-		"gc":                 reflect.TypeFor[recovery.GCResult](),
+		"inspect status":        reflect.TypeFor[statusView](),
+		"inspect status inputs": reflect.TypeFor[relay.InputPosition](),
+		"inspect status sinks":  reflect.TypeFor[relay.SinkPosition](),
+		"inspect pending":       reflect.TypeFor[pendingJSON](),
+		"inspect wal":           reflect.TypeFor[walJSON](),
+		"inspect output":        reflect.TypeFor[outputJSON](),
+		"inspect quarantine":    reflect.TypeFor[quarantineJSON](),
+		"inspect consumers":     reflect.TypeFor[recovery.ConsumerInfo](),
+		"gc":                    reflect.TypeFor[recovery.GCResult](),
 	}
 	for section, typ := range types {
 		want := jsonFields(typ, "")

@@ -20,6 +20,8 @@ type dbReader interface {
 	WAL(from, to uint64, fn func(*recovery.WALEntry) error) error
 	Quarantine(fn func(*recovery.QuarantineRecord) error) error
 	OutputEnd() uint64
+	OutputStart() uint64
+	Consumers() ([]recovery.ConsumerInfo, error)
 	Frontier() (uint64, bool)
 	WALFloor() uint64
 	Close() error

@@ -13,8 +13,10 @@ func inspectOutputCommand() *cli.Command {
 		"the committed clean stream, with sequence numbers",
 		"cdclog inspect --db PATH output [--from-seq N] [--limit N] [--json]",
 		`Lists the committed output records from sequence number --from-seq on (the
-first record is 1): each complete time's updates, then the progress statement
-that released them. 'cdclog replay' writes the same records as a stream in
+first record is 1; by default the first the output log holds, which after gc
+--retain-output may be later): each complete time's updates, then the
+progress statement that released them. A --from-seq below what gc kept is an
+error that says where the log starts. 'cdclog replay' writes the same records as a stream in
 the output format, byte-identical to what 'ingest --out' wrote.
 
 With --json it prints JSON Lines, one object per record:
@@ -24,7 +26,7 @@ Examples:
    cdclog inspect --db state.db output --limit 20
    cdclog inspect --db state.db output --from-seq 1000 --json`,
 		runInspectOutput,
-		&cli.Uint64Flag{Name: "from-seq", Value: 1, Usage: "start at sequence number `N`"},
+		&cli.Uint64Flag{Name: "from-seq", Value: 1, DefaultText: "the first record kept", Usage: "start at sequence number `N`"},
 		limitFlag())
 }
 
@@ -40,7 +42,11 @@ func runInspectOutput(c *cli.Context) error {
 		name: "inspect output",
 		what: "read output log",
 		scan: func(c *cli.Context, r dbReader, yield func(*recovery.Record) error) error {
-			return r.Records(c.Uint64("from-seq"), yield)
+			from := c.Uint64("from-seq")
+			if !c.IsSet("from-seq") {
+				from = r.OutputStart() // the first record gc's retention kept
+			}
+			return r.Records(from, yield)
 		},
 		json: func(rec *recovery.Record) any {
 			buf = cdc.AppendJSON(buf[:0], &rec.Msg)

@@ -22,8 +22,9 @@ time and why it is incomplete, in plain words:
       a progress statement says T has M updates and N have arrived.
 Then the counts: pending times and updates, messages accepted, duplicates
 dropped, violations, skipped and quarantined messages; the write-ahead log's
-entries, size and time range; output records committed and the output file;
-the last checkpoint and the database file's size.
+entries, size and time range; output records committed, the first one the
+output log keeps, and the output file; each registered consumer's next record
+and lag; the last checkpoint and the database file's size.
 
 With --json it prints the same as one JSON object; docs/inspect.md lists the
 fields, whose names and types are stable. Times are strings, exact beyond
@@ -36,24 +37,25 @@ Examples:
 }
 
 func runInspectStatus(c *cli.Context) error {
-	return runView(c, view[recovery.Status]{
+	return runView(c, view[statusView]{
 		name: "inspect status",
 		what: "read status",
-		scan: func(_ *cli.Context, r dbReader, yield func(*recovery.Status) error) error {
-			s, err := r.Status()
+		scan: func(c *cli.Context, r dbReader, yield func(*statusView) error) error {
+			s, err := readStatusView(getEnv(c), r)
 			if err != nil {
 				return err
 			}
-			return yield(&s)
+			return yield(s)
 		},
-		json:   func(s *recovery.Status) any { return s },
+		json:   func(s *statusView) any { return s },
 		object: true,
 		text:   writeStatusText,
 	})
 }
 
 // writeStatusText prints a status as aligned "key: value" lines.
-func writeStatusText(w io.Writer, s *recovery.Status) error {
+func writeStatusText(w io.Writer, v *statusView) error {
+	s := &v.Status
 	var kv keyValues
 	kv.add("database", s.Path)
 	kv.add("schema version", u64(s.SchemaVersion))
@@ -83,6 +85,11 @@ func writeStatusText(w io.Writer, s *recovery.Status) error {
 	kv.add("quarantined", u64(s.Quarantined))
 	writeWALStatus(&kv, &s.WAL)
 	kv.add("output records", u64(s.OutputRecords))
+	if s.OutputFrom > 1 {
+		kv.add("output kept from", u64(s.OutputFrom)+" (gc's retention dropped the records before it)")
+	} else {
+		kv.add("output kept from", "1 (gc has dropped no output)")
+	}
 	kv.add("emitted updates", u64(s.EmittedUpdates))
 	kv.add("emitted times", u64(s.EmittedTimes))
 	if s.OutputFile != "" {
@@ -91,6 +98,13 @@ func writeStatusText(w io.Writer, s *recovery.Status) error {
 	} else {
 		kv.add("output file", "none (records went to stdout; 'cdclog replay' re-sends them)")
 	}
+	if len(s.Consumers) == 0 {
+		kv.add("consumers", "none")
+	}
+	for _, ci := range s.Consumers {
+		kv.add("consumer "+ci.Name, fmt.Sprintf("next record %d, lag %d", ci.Next, ci.Lag))
+	}
+	addBrokerRows(&kv, &v.Positions)
 	kv.add("last checkpoint", orNone(s.LastCheckpoint))
 	kv.add("file size", humanBytes(s.FileBytes))
 	return kv.write(w)

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -27,10 +25,13 @@ takes dynamodb.ApproximateCreationDateTime or dynamodb.SequenceNumber instead,
 as DynamoDB stream records carry them.
 
 A record is written only when every shard still being read has a record
-waiting, so the order holds across the whole files while memory stays at one
-record per shard. Each shard's own order is always kept: a record whose key
-is below its predecessor's in the same file is reported as out of order and
-written after that predecessor.
+waiting, so the order holds across the whole files. Each shard is read and
+parsed ahead on its own thread, in chunks, and memory stays bounded whatever
+the files' size: about 20 MiB for up to 64 shards, then about 150 KiB more
+per shard.
+Each shard's own order is always kept: a record whose key is below its
+predecessor's in the same file is reported as out of order and written after
+that predecessor.
 
 A line without a usable key (not a JSON object, a field missing or malformed,
 longer than 16 MiB) is an error naming file and line. With --on-error fail (the
@@ -110,65 +111,46 @@ func runMerge(c *cli.Context) error {
 		return withCode(exitFailure, err)
 	}
 	defer closeAll()
-	m := &merger{env: e, shards: shards, out: bufio.NewWriterSize(e.stdout, 256<<10), start: time.Now()}
-	if m.rejects, err = openRejectSink(e, opts.policy, opts.quarantine, opts.files); err != nil {
+	rejects, err := openRejectSink(e, opts.policy, opts.quarantine, opts.files)
+	if err != nil {
 		return err
 	}
-	if opts.policy != cdc.Fail {
-		for _, s := range shards {
-			s.reject = m.reject
-		}
+	p := &mergeProgress{env: e, start: time.Now()}
+	mo := ordering.MergeOptions{OnError: opts.policy, Log: e.log, Progress: p.draw}
+	if rejects.w != nil {
+		mo.Quarantine = rejects
 	}
-	return withCode(exitFailure, m.run())
-}
-
-// shardFile is one input file read as a shard; it applies --on-error to the
-// lines its reader rejects.
-type shardFile struct {
-	name       string
-	r          *ordering.JSONLReader
-	reject     func(*ordering.LineError) error // nil: fail on the first bad line
-	disordered int
-}
-
-// Next implements ordering.Source.
-func (s *shardFile) Next() (ordering.Key, []byte, error) {
-	for {
-		k, rec, err := s.r.Next()
-		var le *ordering.LineError
-		if s.reject == nil || !errors.As(err, &le) {
-			return k, rec, err
-		}
-		if err := s.reject(le); err != nil {
-			return k, nil, err
-		}
+	stats, err := ordering.MergeJSONL(c.Context, shards, e.stdout, mo)
+	if qerr := rejects.close(); err == nil {
+		err = qerr
 	}
+	p.clear()
+	summarizeMerge(e, stats, rejects.name, time.Since(p.start), err)
+	return withCode(exitFailure, err)
 }
 
 // openShards opens every file before anything is written, so a missing
 // file fails the command cleanly.
-func openShards(names []string, stdin io.Reader) ([]*shardFile, func(), error) {
+func openShards(names []string, stdin io.Reader) ([]ordering.Shard, func(), error) {
 	var files []*os.File
 	closeAll := func() {
 		for _, f := range files {
 			f.Close()
 		}
 	}
-	shards := make([]*shardFile, 0, len(names))
+	shards := make([]ordering.Shard, 0, len(names))
 	for _, name := range names {
-		var r io.Reader = stdin
 		if name == "-" {
-			name = "<stdin>"
-		} else {
-			f, err := openFile(name)
-			if err != nil {
-				closeAll()
-				return nil, nil, err
-			}
-			files = append(files, f)
-			r = f
+			shards = append(shards, ordering.Shard{Name: "<stdin>", R: stdin})
+			continue
 		}
-		shards = append(shards, &shardFile{name: name, r: ordering.NewJSONLReader(r, name)})
+		f, err := openFile(name)
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		files = append(files, f)
+		shards = append(shards, ordering.Shard{Name: name, R: f})
 	}
 	return shards, closeAll, nil
 }
@@ -187,115 +169,46 @@ func openFile(name string) (*os.File, error) {
 	return f, nil
 }
 
-// merger holds one run of the merge command: its output, counters and the
-// optional quarantine file.
-type merger struct {
-	env      *env
-	shards   []*shardFile
-	out      *bufio.Writer
-	rejects  *rejectSink
-	start    time.Time
-	lastDraw time.Time
-
-	written, skipped, quarantined, disordered int64
-}
-
-// maxDisorderReports is how many out-of-order records per shard are
-// reported one by one; further ones are only counted.
-const maxDisorderReports = 10
-
-func (m *merger) run() error {
-	sources := make([]ordering.Source[[]byte], len(m.shards))
-	for i, s := range m.shards {
-		sources[i] = s
+func summarizeMerge(e *env, st ordering.MergeStats, quarantine string, elapsed time.Duration, err error) {
+	args := []any{"shards", st.Shards, "records", st.Written, "elapsed", elapsed.Round(time.Millisecond)}
+	if st.Skipped > 0 {
+		args = append(args, "skipped", st.Skipped)
 	}
-	err := ordering.Merge(sources, m.emit, m.onDisorder)
-	if ferr := m.out.Flush(); err == nil && ferr != nil {
-		err = fmt.Errorf("writing output: %w", ferr)
+	if st.Quarantined > 0 {
+		args = append(args, "quarantined", st.Quarantined, "quarantine", quarantine)
 	}
-	if qerr := m.rejects.close(); err == nil {
-		err = qerr
-	}
-	m.clearProgress()
-	m.summarize(err)
-	return err
-}
-
-func (m *merger) emit(_ int, it ordering.Item[[]byte]) error {
-	m.out.Write(it.Record)
-	if err := m.out.WriteByte('\n'); err != nil {
-		return fmt.Errorf("writing output: %w", err)
-	}
-	m.written++
-	if m.written%4096 == 0 {
-		m.drawProgress()
-	}
-	return nil
-}
-
-func (m *merger) onDisorder(i int, key ordering.Key) {
-	m.disordered++
-	s := m.shards[i]
-	s.disordered++
-	if s.disordered <= maxDisorderReports {
-		m.env.log.Warn("out-of-order record, kept in its shard's order",
-			"at", fmt.Sprintf("%s:%d", s.name, s.r.Line()), "key", key.String())
-	}
-	if s.disordered == maxDisorderReports {
-		m.env.log.Warn("further out-of-order records of this shard are only counted", "shard", s.name)
-	}
-}
-
-// reject applies --on-error skip or quarantine to one bad line.
-func (m *merger) reject(le *ordering.LineError) error {
-	rj := cdc.Reject{Pos: cdc.Pos{Source: le.Source, Line: le.Line}, Raw: le.Raw,
-		Truncated: errors.Is(le, ordering.ErrLineTooLong), Reason: le.Err.Error()}
-	if err := m.rejects.add(&rj); err != nil {
-		return err
-	}
-	if m.rejects.w == nil {
-		m.skipped++
-	} else {
-		m.quarantined++
-	}
-	return nil
-}
-
-func (m *merger) summarize(err error) {
-	args := []any{"shards", len(m.shards), "records", m.written,
-		"elapsed", time.Since(m.start).Round(time.Millisecond)}
-	if m.skipped > 0 {
-		args = append(args, "skipped", m.skipped)
-	}
-	if m.quarantined > 0 {
-		args = append(args, "quarantined", m.quarantined, "quarantine", m.rejects.name)
-	}
-	if m.disordered > 0 {
-		args = append(args, "out_of_order", m.disordered)
+	if st.OutOfOrder > 0 {
+		args = append(args, "out_of_order", st.OutOfOrder)
 	}
 	switch {
 	case err != nil:
-		m.env.log.Info("merge stopped", args...)
-	case m.skipped+m.quarantined+m.disordered > 0:
-		m.env.log.Warn("merge done", args...)
+		e.log.Info("merge stopped", args...)
+	case st.Skipped+st.Quarantined+st.OutOfOrder > 0:
+		e.log.Warn("merge done", args...)
 	default:
-		m.env.log.Info("merge done", args...)
+		e.log.Info("merge done", args...)
 	}
 }
 
-// drawProgress shows the record count and rate on a terminal, at most
+// mergeProgress shows the record count and rate on a terminal, at most
 // once a second.
-func (m *merger) drawProgress() {
-	if !m.env.interactive() || time.Since(m.lastDraw) < time.Second {
+type mergeProgress struct {
+	env      *env
+	start    time.Time
+	lastDraw time.Time
+}
+
+func (p *mergeProgress) draw(written int64) {
+	if !p.env.interactive() || time.Since(p.lastDraw) < time.Second {
 		return
 	}
-	m.lastDraw = time.Now()
-	rate := float64(m.written) / time.Since(m.start).Seconds()
-	fmt.Fprintf(m.env.stderr, "\rmerged %d records (%.0f/s)  ", m.written, rate)
+	p.lastDraw = time.Now()
+	rate := float64(written) / time.Since(p.start).Seconds()
+	fmt.Fprintf(p.env.stderr, "\rmerged %d records (%.0f/s)  ", written, rate)
 }
 
-func (m *merger) clearProgress() {
-	if !m.lastDraw.IsZero() {
-		fmt.Fprint(m.env.stderr, "\r\033[K")
+func (p *mergeProgress) clear() {
+	if !p.lastDraw.IsZero() {
+		fmt.Fprint(p.env.stderr, "\r\033[K")
 	}
 }

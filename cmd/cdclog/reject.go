@@ -97,6 +97,16 @@ func (s *rejectSink) add(rj *cdc.Reject) error {
 	return nil
 }
 
+// Write writes one reject to the quarantine file without reporting it, for
+// library code that reports rejects itself (ordering.MergeJSONL).
+func (s *rejectSink) Write(rj *cdc.Reject) error {
+	s.count++
+	if err := s.w.Write(rj); err != nil {
+		return fmt.Errorf("%s: %w", s.name, err)
+	}
+	return nil
+}
+
 // close flushes and fsyncs the quarantine file, so that what was
 // quarantined is on disk when the command reports success.
 func (s *rejectSink) close() error {

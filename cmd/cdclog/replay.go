@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/cdclog/cdclog/cdc"
 	"github.com/cdclog/cdclog/control"
@@ -36,7 +37,12 @@ an offline replay of the captured log. --verify does the same and compares
 the result with the stored output record by record; it prints
 "verified N records: identical" and exits 0, or names the first record that
 differs and exits 1. After 'cdclog gc' both cover only the times from the WAL
-floor on.
+floor on, and after 'gc --retain-output' --verify compares only the records
+the output log kept, and says so.
+
+After 'gc --retain-output' the output log starts past record 1 ('inspect
+status' shows where): replay then needs a --from-seq at or after that, and
+says so otherwise.
 
 The database is opened read-only; while another process holds it, replay
 says so after --lock-timeout.
@@ -81,13 +87,17 @@ func runReplay(c *cli.Context) error {
 			return err
 		}
 		defer func() { r.Close() }()
-		err = replayStored(e, r, max(c.Uint64("from-seq"), 1))
+		from := max(c.Uint64("from-seq"), 1)
+		if err := checkRetained(c, r, from); err != nil {
+			return err
+		}
+		err = replayStored(e, r, from)
 		if errors.Is(err, errGoneBeforeAnswer) {
 			r.Close()
 			if r, err = openReader(c, "replay"); err != nil {
 				return err
 			}
-			err = replayStored(e, r, max(c.Uint64("from-seq"), 1))
+			err = replayStored(e, r, from)
 		}
 		return err
 	}
@@ -100,6 +110,21 @@ func runReplay(c *cli.Context) error {
 		return replayVerify(e, r)
 	}
 	return replayRederive(e, r)
+}
+
+// checkRetained refuses a replay from a record gc's retention dropped,
+// saying where the output log starts.
+func checkRetained(c *cli.Context, r dbReader, from uint64) error {
+	first := r.OutputStart()
+	if from >= first {
+		return nil
+	}
+	hint := "start at " + u64(first) + " or later"
+	if !c.IsSet("from-seq") {
+		hint = "give --from-seq " + u64(first) + " for what is kept"
+	}
+	return withCode(exitFailure, fmt.Errorf("replay: gc's retention dropped the output records before %d (the output log holds records %d to %d): %s",
+		first, first, r.OutputEnd()-1, hint))
 }
 
 // replayFile is 'replay FILE': demangle's code on a captured input.
@@ -150,9 +175,16 @@ func replayVerify(e *env, r *recovery.Reader) error {
 	if err != nil {
 		return withCode(exitFailure, fmt.Errorf("verify: %w", err))
 	}
-	var note string
+	var notes []string
 	if floor := r.WALFloor(); floor > 0 {
-		note = fmt.Sprintf(" (from time %d on: gc dropped the WAL below it)", floor)
+		notes = append(notes, fmt.Sprintf("from time %d on: gc dropped the WAL below it", floor))
+	}
+	if res.OutputFrom > 1 {
+		notes = append(notes, fmt.Sprintf("from record %d on: gc's retention dropped the output before it", res.OutputFrom))
+	}
+	var note string
+	if len(notes) > 0 {
+		note = " (" + strings.Join(notes, "; ") + ")"
 	}
 	if res.Match {
 		_, err := fmt.Fprintf(e.stdout, "verified %d records%s: identical\n", res.Compared, note)

@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -203,4 +204,21 @@ func KillWhen(ctx context.Context, cmd *exec.Cmd, stdout, stderr *bytes.Buffer, 
 			}
 		}
 	}
+}
+
+// CrashSeed returns the seed of a test's kill schedule, and logs it: the
+// value of CDCLOG_CRASH_SEED when set (to replay a schedule), the clock
+// otherwise. (The timing of a child still varies from run to run.)
+func CrashSeed(t testing.TB) uint64 {
+	t.Helper()
+	seed := uint64(time.Now().UnixNano())
+	if v := os.Getenv("CDCLOG_CRASH_SEED"); v != "" {
+		s, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			t.Fatalf("CDCLOG_CRASH_SEED=%q: %v", v, err)
+		}
+		seed = s
+	}
+	t.Logf("kill schedule seed %d (CDCLOG_CRASH_SEED=%d replays it)", seed, seed)
+	return seed
 }

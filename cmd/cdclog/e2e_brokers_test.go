@@ -1,0 +1,100 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cdclog/cdclog/relay"
+)
+
+// The broker runs themselves are tested against kfake and nats-server in
+// the integration module; these are the command line's refusals, which
+// need no broker, and what they leave behind: nothing.
+
+func TestBrokerFlagMistakesAreUsageErrorsThatCreateNothing(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "s.db")
+	in := filepath.Join(dir, "in.jsonl")
+	if err := os.WriteFile(in, []byte(`{"progress":{"lower":0,"upper":1,"counts":[]}}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name     string
+		args     []string
+		mentions []string
+	}{
+		{"an unknown scheme", []string{"ingest", "--db", db, "--from", "kafak://b1/t"}, []string{`unknown scheme "kafak"`}},
+		{"credentials in a URL", []string{"ingest", "--db", db, "--from", "nats://u:p@n1/S"}, []string{"credentials do not belong in a URL", "CDCLOG_NATS_CREDS"}},
+		{"a topic without a name", []string{"ingest", "--db", db, "--from", "kafka://b1/"}, []string{"no topic"}},
+		{"one topic twice", []string{"ingest", "--db", db, "--from", "kafka://b1/t", "--from", "kafka://b2:9093/t"}, []string{"input kafka:t is given twice"}},
+		{"a file as --to", []string{"ingest", "--db", db, "--to", "clean.jsonl", in}, []string{"--to takes kafka://", "--out FILE"}},
+		{"a sink flag without --to", []string{"ingest", "--db", db, "--sink-id", "x", in}, []string{"--sink-id applies to a broker output"}},
+		{"--max-sink-lag without --to", []string{"ingest", "--db", db, "--max-sink-lag", "10", in}, []string{"--max-sink-lag applies to a broker output"}},
+		{"--allow-gap without a broker input", []string{"ingest", "--db", db, "--allow-gap", in}, []string{"--allow-gap applies to broker inputs"}},
+		{"--commit-group without a Kafka input", []string{"ingest", "--db", db, "--from", "nats://n1/S", "--commit-group", "g"}, []string{"--commit-group applies to Kafka inputs"}},
+		{"a transaction timeout for JetStream", []string{"ingest", "--db", db, "--to", "nats://n1/S/s.x", "--transaction-timeout", "2m", in}, []string{"JetStream has no transactions"}},
+		{"--follow of stdin beside a broker", []string{"ingest", "--db", db, "--from", "kafka://b1/t", "--follow", "-"}, []string{"--follow reads one regular FILE"}},
+		{"publish without --to", []string{"publish", "--db", db}, []string{"--to is required"}},
+		{"publish to a file", []string{"publish", "--db", db, "--to", "out.jsonl"}, []string{"--to takes kafka://"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			expectFailure(t, exitUsage, nil, c.args, c.mentions...)
+			if _, err := os.Stat(db); err == nil {
+				t.Fatal("a refused command line created the database")
+			}
+		})
+	}
+}
+
+func TestPublishOfAMissingDatabaseFailsWithoutCreatingIt(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "none.db")
+	expectFailure(t, exitFailure, nil, []string{"publish", "--db", db, "--to", "kafka://127.0.0.1:1/t"}, "no database at this path")
+	if _, err := os.Stat(db); err == nil {
+		t.Fatal("publish created the database")
+	}
+}
+
+func TestBrokerURLsWithCommasAreOneFromValueEach(t *testing.T) {
+	// kafka://b1,b2/t must stay one input: were it split at the comma,
+	// "b2/t" would be a file, and ingest would fail to open it.
+	db := filepath.Join(t.TempDir(), "s.db")
+	r := expectFailure(t, exitUsage, nil, []string{"ingest", "--db", db, "--from", "kafka://b1:9092,b2:9092/t", "--from", "kafka://b3/t"}, "input kafka:t is given twice")
+	if strings.Contains(r.Stderr, "b2:9092/t: no such file") {
+		t.Errorf("the URL was split at its comma:\n%s", r.Stderr)
+	}
+}
+
+func TestInspectStatusOfADatabaseWithoutBrokersShowsNoBrokerLines(t *testing.T) {
+	out := inspect(t, filepath.Join(goldenDir, "stuck.db"), "status")
+	for _, s := range []string{"input kafka", "input nats", "sink "} {
+		if strings.Contains(out, s) {
+			t.Errorf("inspect status shows %q for a database that never saw a broker:\n%s", s, out)
+		}
+	}
+}
+
+func TestStatusTextShowsEachBrokerPartitionAndSinkOnALine(t *testing.T) {
+	p0, epoch, end, lag := int32(0), int32(3), int64(1210), int64(6)
+	v := &statusView{Positions: relay.Positions{
+		Inputs: []relay.InputPosition{
+			{Input: "kafka:cdc", Broker: "kafka", Partition: &p0, Next: 1204, LeaderEpoch: &epoch, LogEnd: &end, Lag: &lag, LogEndSeenAt: "T1"},
+			{Input: "nats:IN/x", Broker: "nats", Next: 5, StreamCreated: "T0"},
+		},
+		Sinks: []relay.SinkPosition{{Output: "kafka:clean", SinkID: "clean", Acked: 40, Lag: 2, RecordedAt: "T2"}},
+	}}
+	var b strings.Builder
+	if err := writeStatusText(&b, v); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"input kafka:cdc/0:", "next offset 1204, leader epoch 3; log end 1210, lag 6, as seen at T1",
+		"input nats:IN/x:", "next sequence 5, stream created T0; log end not known offline",
+		"sink kafka:clean:", "record 40 acknowledged by the output at T2, lag 2; sink id clean",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("status text lacks %q:\n%s", want, b.String())
+		}
+	}
+}

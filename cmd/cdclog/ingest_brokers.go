@@ -1,0 +1,187 @@
+package main
+
+import (
+	"strings"
+	"time"
+
+	"github.com/cdclog/cdclog/broker"
+	"github.com/cdclog/cdclog/broker/kafka"
+	"github.com/cdclog/cdclog/recovery"
+	"github.com/cdclog/cdclog/relay"
+	"github.com/urfave/cli/v2"
+)
+
+// This file holds ingest's broker inputs and its broker output (--from
+// URL, --to URL), and the sink flags that publish shares; package relay
+// runs them.
+
+// defaultSinkTimeout bounds a read-back and a publish acknowledgement.
+const defaultSinkTimeout = 30 * time.Second
+
+// ingestBrokerFlags are ingest's flags for broker inputs and the output.
+func ingestBrokerFlags() []cli.Flag {
+	return append([]cli.Flag{
+		&cli.StringSliceFlag{Name: "from", Usage: "read `INPUT`: kafka://BROKERS/TOPIC, nats://SERVERS/STREAM[/SUBJECT], a FILE or - (stdin); repeatable, read before the FILE arguments"},
+		&cli.StringFlag{Name: "to", Usage: "forward the clean stream, exactly once, to `URL`: kafka://BROKERS/TOPIC or nats://SERVERS/STREAM[/SUBJECT]"},
+		&cli.BoolFlag{Name: "allow-gap", Usage: "broker inputs: go on from the log's start when retention deleted unread input or the input was re-created (default: exit 1)"},
+		&cli.StringFlag{Name: "commit-group", Usage: "Kafka inputs: also write the committed positions to consumer group `NAME`, for monitoring tools"},
+		&cli.DurationFlag{Name: "partition-check", Value: kafka.DefaultPartitionCheck, Usage: "Kafka inputs: look for partitions added to the topic every `D`"},
+		&cli.Uint64Flag{Name: "max-sink-lag", Usage: "with --to: hold the input back while the output is more than `N` records behind (0: no limit)"},
+		&cli.DurationFlag{Name: "drain-timeout", Value: relay.DefaultDrainTimeout, Usage: "with --to: once stopped by a signal or an error, wait at most `D` for the output to receive what was committed"},
+	}, sinkFlags()...)
+}
+
+// sinkFlags configure a broker output: ingest --to and publish.
+func sinkFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "sink-id", Usage: "`ID` of the output's writer: a newer writer with the same id fences the older (default: the topic or subject)"},
+		&cli.BoolFlag{Name: "takeover", Usage: "accept an output whose last record this database did not write, or that is ahead of it, and go on after that record"},
+		&cli.DurationFlag{Name: "transaction-timeout", Value: kafka.DefaultTransactionTimeout, Usage: "Kafka output: the producer's transaction timeout `D` (the brokers' transaction.max.timeout.ms must allow it)"},
+		&cli.DurationFlag{Name: "sink-timeout", Value: defaultSinkTimeout, Usage: "bound the read-back of the output's last record, and the wait for a JetStream publish's acknowledgement, to `D`"},
+	}
+}
+
+// ingestInputs are ingest's inputs, as relay.Run reads them: files and
+// stdin in turn, then broker inputs and a followed file concurrently.
+type ingestInputs struct {
+	inTurn, endless []recovery.Source
+	// names are the inputs' names for the progress display: the paths,
+	// "-" for stdin and broker inputs (no size).
+	names []string
+}
+
+func (in *ingestInputs) close() {
+	sources(in.inTurn).close()
+	sources(in.endless).close()
+}
+
+// openIngestInputs opens every input that --from and the FILE arguments
+// name (stdin when none), before anything is ingested or created, so that
+// a missing file or a bad URL stops the run first.
+func openIngestInputs(c *cli.Context, e *env) (*ingestInputs, error) {
+	var files []string
+	var eps []broker.Endpoint
+	seen := map[string]bool{}
+	for _, name := range append(c.StringSlice("from"), c.Args().Slice()...) {
+		if !strings.Contains(name, "://") {
+			files = append(files, name)
+			continue
+		}
+		ep, err := broker.Parse(name)
+		if err != nil {
+			return nil, usageError("ingest: %v", err)
+		}
+		if seen[ep.Name()] {
+			return nil, usageError("ingest: input %s is given twice (each input commits one position)", ep.Name())
+		}
+		seen[ep.Name()] = true
+		eps = append(eps, ep)
+	}
+	if len(files) == 0 && len(eps) == 0 {
+		files = []string{"-"}
+	}
+	if err := checkBrokerInputFlags(c, eps); err != nil {
+		return nil, err
+	}
+	follow := c.Bool("follow")
+	if follow && (len(files) != 1 || files[0] == "-") {
+		return nil, usageError("--follow reads one regular FILE: give exactly one")
+	}
+	srcs, err := openSources(e, files, follow)
+	if err != nil {
+		return nil, err
+	}
+	in := &ingestInputs{names: files}
+	if follow {
+		in.endless = srcs
+	} else {
+		in.inTurn = srcs
+	}
+	for _, ep := range eps {
+		src, err := relay.Source(ep, relay.SourceOptions{
+			Format: e.inFormat, AllowGap: c.Bool("allow-gap"), CommitGroup: c.String("commit-group"),
+			PartitionCheck: c.Duration("partition-check"), Logger: e.log,
+		})
+		if err != nil {
+			in.close()
+			return nil, usageError("ingest: %v", err)
+		}
+		in.endless = append(in.endless, src)
+		in.names = append(in.names, "-")
+	}
+	return in, nil
+}
+
+// checkBrokerInputFlags refuses the broker input flags without a broker
+// input they apply to.
+func checkBrokerInputFlags(c *cli.Context, eps []broker.Endpoint) error {
+	kafkaIn := false
+	for _, ep := range eps {
+		kafkaIn = kafkaIn || ep.Kind == broker.Kafka
+	}
+	for _, f := range []string{"allow-gap", "commit-group", "partition-check"} {
+		if c.IsSet(f) && len(eps) == 0 {
+			return usageError("ingest: --%s applies to broker inputs (--from kafka://... or nats://...), and there is none", f)
+		}
+	}
+	for _, f := range []string{"commit-group", "partition-check"} {
+		if c.IsSet(f) && !kafkaIn {
+			return usageError("ingest: --%s applies to Kafka inputs, and there is none", f)
+		}
+	}
+	return nil
+}
+
+// sinkSpec is a parsed broker output and its options: ingest --to,
+// publish --to.
+type sinkSpec struct {
+	ep     broker.Endpoint
+	out    broker.Output
+	sinkID string
+	opts   relay.SinkOptions
+}
+
+// parseSink reads --to and the sink flags of command cmd. With no --to it
+// returns nil, refusing the sink flags (cmd's own in only, besides
+// sinkFlags) if given.
+func parseSink(c *cli.Context, e *env, cmd string, only ...string) (*sinkSpec, error) {
+	to := c.String("to")
+	if to == "" {
+		for _, f := range append([]string{"sink-id", "takeover", "transaction-timeout", "sink-timeout"}, only...) {
+			if c.IsSet(f) {
+				return nil, usageError("%s: --%s applies to a broker output, and there is no --to", cmd, f)
+			}
+		}
+		return nil, nil
+	}
+	if !broker.IsURL(to) {
+		return nil, usageError("%s: --to takes kafka://BROKERS/TOPIC or nats://SERVERS/STREAM[/SUBJECT], not %q (write a file with --out FILE)", cmd, to)
+	}
+	ep, err := broker.Parse(to)
+	if err != nil {
+		return nil, usageError("%s: %v", cmd, err)
+	}
+	o := relay.OutputOptions{SinkID: c.String("sink-id"), Timeout: c.Duration("sink-timeout"), Logger: e.log}
+	if c.IsSet("transaction-timeout") {
+		o.TransactionTimeout = c.Duration("transaction-timeout")
+	} else if ep.Kind == broker.Kafka {
+		o.TransactionTimeout = kafka.DefaultTransactionTimeout
+	}
+	out, err := relay.Output(ep, o)
+	if err != nil {
+		return nil, usageError("%s: %v", cmd, err)
+	}
+	id := o.SinkID
+	if id == "" {
+		id = relay.SinkID(ep)
+	}
+	return &sinkSpec{ep: ep, out: out, sinkID: id, opts: relay.SinkOptions{
+		Name: ep.Name(), SinkID: id,
+		Forwarder: broker.ForwarderOptions{Format: e.outFormat, Takeover: c.Bool("takeover"), Logger: e.log},
+	}}, nil
+}
+
+// sink returns the spec's Sink of p's output log.
+func (s *sinkSpec) sink(p *recovery.Processor) *relay.Sink {
+	return relay.NewSink(p, s.out, s.opts)
+}

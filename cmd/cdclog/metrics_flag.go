@@ -1,0 +1,91 @@
+package main
+
+import (
+	"errors"
+
+	"github.com/cdclog/cdclog/internal/listen"
+	"github.com/cdclog/cdclog/metrics"
+	"github.com/cdclog/cdclog/recovery"
+	"github.com/cdclog/cdclog/relay"
+	"github.com/urfave/cli/v2"
+)
+
+// metricsFlag is ingest's --metrics.
+func metricsFlag() cli.Flag {
+	return &cli.StringFlag{Name: "metrics", Usage: "serve Prometheus metrics on `ADDR`/metrics while ingest runs; " +
+		":PORT listens on loopback only, 0.0.0.0:PORT on every interface, where anyone who reaches the port can read them (no authentication)"}
+}
+
+// metricsEndpoint is ingest's --metrics: the metrics and the HTTP server
+// that serves them. A nil one (no --metrics) does nothing.
+type metricsEndpoint struct {
+	m    *metrics.Metrics
+	stop func()
+}
+
+// startMetrics listens on addr and serves the metrics there; "" serves
+// none. A port in use is an error before anything is ingested.
+func startMetrics(e *env, addr string) (*metricsEndpoint, error) {
+	if addr == "" {
+		return nil, nil
+	}
+	ln, err := listen.TCP(addr)
+	if errors.Is(err, listen.ErrAddress) {
+		return nil, usageError("--metrics %v", err)
+	}
+	if err != nil {
+		return nil, withCode(exitFailure, err)
+	}
+	if listen.Wide(ln.Addr().String()) {
+		e.log.Warn("metrics are served beyond the loopback interface, without authentication", "addr", ln.Addr().String())
+	}
+	m := metrics.New(e.log)
+	e.log.Info("serving metrics", "url", "http://"+ln.Addr().String()+"/metrics")
+	return &metricsEndpoint{m: m, stop: m.Serve(ln)}, nil
+}
+
+// observer returns the processor's Observer: nil without --metrics.
+func (me *metricsEndpoint) observer() recovery.Observer {
+	if me == nil {
+		return nil
+	}
+	return me.m
+}
+
+// watch makes the gauges read p, and its broker positions (decoded from
+// its cursors as 'inspect status' does).
+func (me *metricsEndpoint) watch(p *recovery.Processor) {
+	if me == nil {
+		return
+	}
+	me.m.Watch(p)
+	me.m.WatchBrokers(func() ([]metrics.BrokerInput, []metrics.BrokerSink, error) {
+		pos, err := relay.Describe(p.Cursors(), p.OutputEnd()-1)
+		ins, sinks := brokerFigures(&pos)
+		return ins, sinks, err
+	})
+}
+
+// brokerFigures turns the decoded positions into the metrics'.
+func brokerFigures(pos *relay.Positions) ([]metrics.BrokerInput, []metrics.BrokerSink) {
+	ins := make([]metrics.BrokerInput, 0, len(pos.Inputs))
+	for _, in := range pos.Inputs {
+		part := int32(-1)
+		if in.Partition != nil {
+			part = *in.Partition
+		}
+		ins = append(ins, metrics.BrokerInput{Input: in.Input, Partition: part, Next: in.Next, LogEnd: in.LogEnd})
+	}
+	sinks := make([]metrics.BrokerSink, 0, len(pos.Sinks))
+	for _, s := range pos.Sinks {
+		sinks = append(sinks, metrics.BrokerSink{Output: s.Output, Acked: s.Acked, Lag: s.Lag})
+	}
+	return ins, sinks
+}
+
+// close stops serving.
+func (me *metricsEndpoint) close() {
+	if me != nil {
+		me.stop()
+	}
+}

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/cdclog/cdclog/cdc"
+	"github.com/cdclog/cdclog/internal/cliargs"
+	"github.com/cdclog/cdclog/internal/listen"
+	"github.com/cdclog/cdclog/metrics"
+	"github.com/cdclog/cdclog/recovery"
+	"github.com/cdclog/cdclog/server"
+	"github.com/urfave/cli/v2"
+)
+
+// defaultListen is serve's address without --listen.
+const defaultListen = "127.0.0.1:8470"
+
+func serveCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "serve",
+		Usage:     "the durable processor behind HTTP: append messages, read the clean stream, status and metrics",
+		UsageText: "cdclog serve --db PATH [--listen ADDR] [--on-error fail|skip|quarantine] [--max-body SIZE]",
+		Description: `Runs the durable processor of 'cdclog ingest' on the database PATH and answers
+HTTP on ADDR (default ` + defaultListen + `), so that producers and consumers in any
+language can use it:
+
+   POST /v1/append    a body of messages, JSON Lines (Content-Type
+                      application/x-ndjson) or msgpack (application/msgpack; an
+                      unlabelled body is in --in-format). The answer, once the
+                      messages are durably committed, is a JSON object: request,
+                      messages, accepted, duplicates, stale, skipped,
+                      quarantined, applied, released, first_rejection.
+                      Concurrent appends share group commits.
+   GET  /v1/output?from=SEQ[&limit=N][&wait=D]
+                      the clean stream from sequence number SEQ (default 1) as
+                      JSON Lines, each record with its "seq" first:
+                      {"seq":7,"update":{...}}. Without limit a stream, held
+                      open for new records; with limit it waits up to D (Go
+                      syntax, 5s; default 0, at most 5m) for at least one
+                      record and returns at most N.
+   GET  /v1/status    'cdclog inspect status --json' of the running processor
+   GET  /metrics      Prometheus metrics (see docs: package metrics)
+   GET  /healthz      200 while the processor runs, 503 after a storage failure
+
+Errors are JSON, {"error": "..."}, in the words of the command line: 400 for
+input that cannot be decoded (positions name the request: "request 17:3"; a
+body that cannot be decoded is refused whole), 409 for a protocol violation
+under --on-error fail (the messages before it are committed), 413 for a body
+over --max-body, 415 for an unknown Content-Type, 404, 405. At most
+--max-inflight bytes of bodies are held at once (memory); further appends
+wait for room before their body is read.
+
+A consumer that keeps the last seq it applied in its own transaction, and
+asks from the next after a restart, applies every record exactly once.
+
+--listen: an address without a host (:PORT, or PORT) is the loopback interface
+only. There is no authentication: anyone who can reach the port can append to
+the stream, which is durable and cannot be taken back, and read all of it.
+Give a wider address (0.0.0.0:PORT, [::]:PORT) only on a trusted network, or
+behind a proxy that authenticates.
+
+The database is locked while serve runs, as with ingest, and 'cdclog inspect'
+asks the running process over the control socket next to the database.
+SIGINT or SIGTERM: stop accepting, answer the appends in flight once
+committed, end the output streams, close the database, one summary line, exit
+0 (SIGTERM) or 130 (SIGINT). A second signal exits at once; the next run
+recovers from the last commit.
+
+Examples:
+   cdclog serve --db state.db
+   cdclog gen | cdclog mangle | curl --data-binary @- -H 'Content-Type: application/x-ndjson' http://127.0.0.1:8470/v1/append
+   curl -N 'http://127.0.0.1:8470/v1/output?from=1'
+   curl 'http://127.0.0.1:8470/v1/output?from=100&limit=1000&wait=10s'
+   curl http://127.0.0.1:8470/v1/status`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "db", Usage: "bbolt database `PATH` (created if missing; required)"},
+			&cli.StringFlag{Name: "listen", Value: defaultListen, Usage: "answer HTTP on `ADDR`; :PORT is loopback only; a wider address lets anyone who reaches it append and read (no authentication)"},
+			onErrorFlag(),
+			&cli.StringFlag{Name: "max-body", Value: "64MiB", Usage: "refuse (413) an append body over `SIZE` (bytes, or with KiB, MiB, GiB)"},
+			&cli.StringFlag{Name: "max-inflight", Usage: "hold at most `SIZE` of append bodies at once; more appends wait their turn (default: 8 × --max-body)"},
+			&cli.Uint64Flag{Name: "start", Usage: "initial frontier `T` of a new database: times below it count as complete"},
+			&cli.IntFlag{Name: "batch-messages", Value: recovery.DefaultBatchMessages, Usage: "group commit: at most `N` messages per transaction"},
+			&cli.DurationFlag{Name: "batch-delay", Value: recovery.DefaultBatchDelay, Usage: "group commit: wait at most `D` for more messages"},
+			&cli.DurationFlag{Name: "lock-timeout", Value: 3 * time.Second, Usage: "give up after `D` if another process holds the database (0: do not wait)"},
+		},
+		HideHelpCommand: true,
+		OnUsageError:    commandUsageError("serve"),
+		Action:          runServe,
+	}
+}
+
+func runServe(c *cli.Context) error {
+	e := getEnv(c)
+	if err := requireFlags(c, "db"); err != nil {
+		return err
+	}
+	policy, err := cdc.ParseErrorPolicy(c.String("on-error"))
+	if err != nil {
+		return usageError("--on-error: %v", err)
+	}
+	maxBody, err := cliargs.ParseSize(c.String("max-body"))
+	if err != nil {
+		return usageError("--max-body: %v", err)
+	} else if maxBody == 0 {
+		return usageError("--max-body 0: an append could hold no message")
+	}
+	var inflight int64
+	if c.IsSet("max-inflight") {
+		if inflight, err = cliargs.ParseSize(c.String("max-inflight")); err != nil {
+			return usageError("--max-inflight: %v", err)
+		} else if inflight < maxBody {
+			return usageError("--max-inflight %s is less than --max-body %s: no body could be held", c.String("max-inflight"), c.String("max-body"))
+		}
+	}
+	wait, err := lockWait(c.Duration("lock-timeout"))
+	if err != nil {
+		return err
+	}
+	ln, err := listen.TCP(c.String("listen"))
+	if errors.Is(err, listen.ErrAddress) {
+		return usageError("--listen %v", err)
+	} else if err != nil {
+		return withCode(exitFailure, err)
+	}
+	defer ln.Close()
+	m := metrics.New(e.log)
+	db := c.String("db")
+	p, err := recovery.Open(db, recovery.Options{
+		BatchMessages: c.Int("batch-messages"), BatchDelay: c.Duration("batch-delay"),
+		Start: c.Uint64("start"), OnError: policy, Logger: e.log, LockTimeout: wait, Observer: m,
+	})
+	if err != nil {
+		return withCode(exitFailure, err)
+	}
+	m.Watch(p)
+	s := server.New(p, server.Options{MaxBody: maxBody, MaxInFlight: inflight, Format: e.inFormat,
+		Metrics: m.Handler(), Logger: e.log})
+	addr := ln.Addr().String()
+	if listen.Wide(addr) {
+		e.log.Warn("serving beyond the loopback interface, without authentication: anyone who reaches it can append to and read the stream", "addr", addr)
+	}
+	ctl := listenControl(e, db, p)
+	defer ctl.close()
+	// Signals are caught before the line that says serve is up.
+	ctx, sig := stopOnSignal(c.Context, e)
+	defer sig.release()
+	e.log.Info("serving", "db", db, "url", "http://"+addr)
+	started := time.Now()
+	runErr := s.Serve(ctx, ln)
+	ctl.close()
+	st, stErr := p.Status()
+	if err := p.Close(); err != nil {
+		runErr = errors.Join(runErr, err)
+	}
+	reportServe(e, db, s.Stats(), st, stErr, time.Since(started))
+	return sig.outcome(withCode(exitFailure, runErr))
+}
+
+// reportServe writes serve's one summary line: what the appends did, then
+// where the stream stands (st, unless stErr).
+func reportServe(e *env, db string, s server.Stats, st recovery.Status, stErr error, elapsed time.Duration) {
+	t := &s.Totals
+	attrs := []slog.Attr{slog.String("db", db), slog.Uint64("appends", s.Appends), slog.Uint64("refused", s.Refused),
+		slog.Uint64("messages", s.Messages), slog.Int("accepted", t.Accepted), slog.Int("duplicates", t.Duplicates),
+		slog.Int("stale", t.Stale), slog.Int("skipped", t.Skipped), slog.Int("quarantined", t.Quarantined),
+		slog.Int("records_out", t.Output)}
+	if stErr == nil {
+		attrs = append(attrs, frontierAttrs(st.Frontier, st.Complete, st.Waiting, st.Reason)...)
+		attrs = append(attrs, slog.Uint64("output_records", st.OutputRecords))
+	}
+	attrs = append(attrs, slog.Duration("elapsed", elapsed.Round(time.Millisecond)))
+	logSummary(e, "serve stopped", attrs...)
+}

@@ -1,0 +1,221 @@
+package relay
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/cdclog/cdclog/broker"
+	"github.com/cdclog/cdclog/recovery"
+)
+
+// DefaultDrainTimeout is how long Run waits, once its inputs were stopped,
+// for the output to receive what was committed.
+const DefaultDrainTimeout = 10 * time.Second
+
+// Run reads inputs into one processor and forwards its output, as
+// `cdclog ingest` does: the InTurn inputs one after the other, then the
+// Endless ones concurrently (see the package documentation). The zero
+// value of each option works.
+type Run struct {
+	// InTurn inputs are read one after the other, each to its end.
+	InTurn []recovery.Source
+	// Endless inputs are read concurrently once the InTurn ones are
+	// done, each by its own Processor.Ingest, until ctx ends or one
+	// fails. Their names must differ.
+	Endless []recovery.Source
+	// Options returns the options of src's Ingest (src as given in
+	// InTurn or Endless); nil means the defaults. For Endless inputs it
+	// is called, and its OnRead runs, on goroutines of their own.
+	Options func(src recovery.Source) recovery.IngestOptions
+	// Sink, when set, forwards the output beside the inputs.
+	Sink *Sink
+	// MaxSinkLag, when positive with a Sink, holds every input back
+	// while the output is more than this many records behind
+	// (broker.Throttle).
+	MaxSinkLag uint64
+	// DrainTimeout bounds the wait for the Sink once the inputs were
+	// stopped rather than ended; zero means DefaultDrainTimeout, a
+	// negative value does not wait.
+	DrainTimeout time.Duration
+	// RecordEvery is how often the inputs' log ends are recorded; zero
+	// means DefaultRecordEvery.
+	RecordEvery time.Duration
+	// Logger receives what Run says; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Result is what a Run did.
+type Result struct {
+	// Committed sums the committed results of every input's Ingest.
+	Committed recovery.Result
+	// Unsent is how many committed records were not known to be on the
+	// output when Run returned (0 without a Sink): the next run, or
+	// `cdclog publish`, forwards them.
+	Unsent uint64
+	// DrainTimedOut is set when Run stopped waiting for the Sink after
+	// DrainTimeout.
+	DrainTimedOut bool
+}
+
+// errSinkStopped stops the inputs when the forwarder stopped by itself.
+var errSinkStopped = errors.New("the output sink stopped")
+
+// Run runs the inputs and the sink until the inputs end, ctx ends or
+// something fails, then drains the sink. It returns the first error that
+// stopped an input (as Processor.Ingest returns it), or the forwarder's
+// error when that stopped the inputs, or ctx's error when ctx ended, or
+// nil once the inputs ended and the output holds everything.
+func (r *Run) Run(ctx context.Context, p *recovery.Processor) (Result, error) {
+	var res Result
+	log := r.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	ictx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	if r.Sink != nil {
+		r.Sink.start((*broker.Forwarder).Run)
+		go func() {
+			select {
+			case <-r.Sink.Stopped():
+				stop(errSinkStopped)
+			case <-ictx.Done():
+			}
+		}()
+	}
+	ends := newEndRecorder(p, log, append(append([]recovery.Source(nil), r.InTurn...), r.Endless...))
+	rctx, stopRecording := context.WithCancel(ictx)
+	recDone := ends.every(rctx, r.RecordEvery)
+	err := r.ingest(ictx, p, &res.Committed)
+	stopRecording()
+	<-recDone
+	ends.flush(context.Background())
+	if r.Sink == nil {
+		return res, err
+	}
+	r.drain(ctx, err, log, &res)
+	sinkErr := r.Sink.stop()
+	res.Unsent = r.Sink.f.Lag()
+	if res.Unsent > 0 {
+		log.Warn("output sink: committed records are not on the output yet; they stay in the database, and the next ingest with --to, or cdclog publish, forwards them",
+			"output", r.Sink.Name(), "unsent", res.Unsent, "acked", r.Sink.f.Acked())
+	}
+	switch {
+	case sinkErr != nil && (err == nil || errors.Is(context.Cause(ictx), errSinkStopped)):
+		return res, sinkErr
+	case sinkErr != nil:
+		log.Error("output sink stopped", "output", r.Sink.Name(), "err", sinkErr)
+	}
+	return res, err
+}
+
+// drain waits for the sink: until it catches up when the inputs ended,
+// for at most DrainTimeout when they stopped (or ctx ends meanwhile).
+func (r *Run) drain(ctx context.Context, ingestErr error, log *slog.Logger, res *Result) {
+	if ingestErr == nil && r.Sink.CatchUp(ctx) == nil {
+		return
+	}
+	select {
+	case <-r.Sink.Stopped():
+		return // by itself: nothing more will be forwarded
+	default:
+	}
+	if r.DrainTimeout < 0 {
+		return
+	}
+	timeout := r.DrainTimeout
+	if timeout == 0 {
+		timeout = DefaultDrainTimeout
+	}
+	if lag := r.Sink.f.Lag(); lag > 0 {
+		log.Info("output sink: forwarding what was committed before stopping", "output", r.Sink.Name(), "records", lag, "timeout", timeout)
+	}
+	dctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if errors.Is(r.Sink.CatchUp(dctx), context.DeadlineExceeded) {
+		res.DrainTimedOut = true
+	}
+}
+
+// ingest reads the InTurn inputs, then the Endless ones.
+func (r *Run) ingest(ctx context.Context, p *recovery.Processor, sum *recovery.Result) error {
+	for _, src := range r.InTurn {
+		res, err := p.Ingest(ctx, r.throttle(src), r.options(src))
+		sum.Add(res.Committed)
+		if err != nil {
+			return err
+		}
+	}
+	if len(r.Endless) == 0 {
+		return nil
+	}
+	ectx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+	)
+	for _, src := range r.Endless {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := p.Ingest(ectx, r.throttle(src), r.options(src))
+			mu.Lock()
+			defer mu.Unlock()
+			sum.Add(res.Committed)
+			if err != nil && first == nil && ectx.Err() == nil {
+				first = err
+				cancel(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if first != nil {
+		return first
+	}
+	return ctx.Err()
+}
+
+func (r *Run) throttle(src recovery.Source) recovery.Source {
+	if r.Sink == nil || r.MaxSinkLag == 0 {
+		return src
+	}
+	return broker.Throttle(src, r.Sink.f, r.MaxSinkLag)
+}
+
+func (r *Run) options(src recovery.Source) recovery.IngestOptions {
+	if r.Options == nil {
+		return recovery.IngestOptions{}
+	}
+	return r.Options(src)
+}
+
+// every flushes the recorder every d (DefaultRecordEvery when zero) until
+// ctx ends; the channel is closed when it has stopped.
+func (r *endRecorder) every(ctx context.Context, d time.Duration) <-chan struct{} {
+	done := make(chan struct{})
+	if d <= 0 {
+		d = DefaultRecordEvery
+	}
+	go func() {
+		defer close(done)
+		if len(r.srcs) == 0 {
+			return
+		}
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				r.flush(ctx)
+			}
+		}
+	}()
+	return done
+}

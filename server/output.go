@@ -1,0 +1,198 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/cdclog/cdclog/cdc"
+	"github.com/cdclog/cdclog/recovery"
+)
+
+// outputQuery is a parsed /v1/output query.
+type outputQuery struct {
+	from uint64
+	// limit is 0 for a stream; otherwise at most that many records are
+	// returned, after waiting up to wait for the first.
+	limit uint64
+	wait  time.Duration
+}
+
+// parseOutputQuery reads from, limit and wait, refusing anything else.
+func parseOutputQuery(r *http.Request) (outputQuery, error) {
+	q := outputQuery{from: 1}
+	vals := r.URL.Query()
+	for name, vs := range vals {
+		if len(vs) != 1 {
+			return q, fmt.Errorf("parameter %s is given %d times", name, len(vs))
+		}
+		v := vs[0]
+		var err error
+		switch name {
+		case "from":
+			q.from, err = strconv.ParseUint(v, 10, 64)
+			if err == nil && q.from == 0 {
+				err = errors.New("sequence numbers start at 1")
+			}
+		case "limit":
+			q.limit, err = strconv.ParseUint(v, 10, 64)
+			if err == nil && q.limit == 0 {
+				err = errors.New("must be at least 1")
+			}
+		case "wait":
+			q.wait, err = time.ParseDuration(v)
+			if err == nil && (q.wait < 0 || q.wait > MaxWait) {
+				err = fmt.Errorf("must be from 0 to %v", MaxWait)
+			}
+		default:
+			return q, fmt.Errorf("unknown parameter %s (the parameters are from, limit and wait)", name)
+		}
+		if err != nil {
+			return q, fmt.Errorf("parameter %s=%s: %v", name, v, err)
+		}
+	}
+	if vals.Has("wait") && q.limit == 0 {
+		return q, errors.New("parameter wait needs limit: without limit the output is a stream, held open for new records")
+	}
+	return q, nil
+}
+
+// serveOutput is GET /v1/output: the committed output records from
+// "from" on, as JSON Lines, each with its "seq". Without limit it is a
+// stream that stays open for new records (flushed once caught up with
+// the committed output); with limit it waits up to wait for a first
+// record and returns at most limit, without waiting for more.
+func (s *Server) serveOutput(w http.ResponseWriter, r *http.Request) {
+	q, err := parseOutputQuery(r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, errorBody{Error: "/v1/output: " + err.Error()})
+		return
+	}
+	ctx, cancel := s.streamContext(r)
+	defer cancel()
+	if q.limit > 0 {
+		var stop context.CancelFunc
+		ctx, stop = context.WithTimeout(ctx, q.wait)
+		defer stop()
+	}
+	ow := &outputWriter{w: w, end: s.p.OutputEnd()}
+	h := w.Header()
+	h.Set("Content-Type", "application/x-ndjson")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cdclog-Output-End", strconv.FormatUint(ow.end, 10))
+	if r.Method == http.MethodHead {
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	if q.limit == 0 && q.from >= ow.end {
+		ow.start() // nothing to send yet: the client learns the stream is open
+	}
+	var n uint64
+	for rec, err := range s.p.Output(ctx, q.from) {
+		if err != nil {
+			ow.finish(s, err)
+			return
+		}
+		if n == 0 && rec.Seq != q.from {
+			// The records before rec are no longer kept.
+			writeError(w, http.StatusGone, errorBody{Error: fmt.Sprintf(
+				"/v1/output: record %d is no longer kept: the output log starts at record %d", q.from, rec.Seq)})
+			return
+		}
+		n++
+		caughtUp, err := ow.record(s.p, &rec)
+		if err != nil {
+			return // the client went away
+		}
+		if q.limit > 0 && (n == q.limit || caughtUp) {
+			break
+		}
+	}
+	ow.flush()
+}
+
+// outputWriter writes records to a response, buffered, flushing each
+// time it has caught up with the committed output.
+type outputWriter struct {
+	w       http.ResponseWriter
+	bw      *bufio.Writer
+	buf     []byte
+	end     uint64 // the output end as last read
+	started bool
+}
+
+// start sends the status and headers.
+func (ow *outputWriter) start() {
+	if !ow.started {
+		ow.started = true
+		ow.w.WriteHeader(http.StatusOK)
+		ow.bw = bufio.NewWriterSize(ow.w, 64<<10)
+		http.NewResponseController(ow.w).Flush()
+	}
+}
+
+// record writes one record and flushes when no committed record follows
+// it; it reports whether it had caught up.
+func (ow *outputWriter) record(p *recovery.Processor, rec *recovery.Record) (bool, error) {
+	ow.start()
+	ow.buf = appendRecord(ow.buf[:0], rec)
+	if _, err := ow.bw.Write(ow.buf); err != nil {
+		return false, err
+	}
+	if rec.Seq+1 < ow.end {
+		return false, nil
+	}
+	if ow.end = p.OutputEnd(); rec.Seq+1 < ow.end {
+		return false, nil
+	}
+	return true, ow.flush()
+}
+
+// flush sends what is buffered.
+func (ow *outputWriter) flush() error {
+	ow.start()
+	if err := ow.bw.Flush(); err != nil {
+		return err
+	}
+	return http.NewResponseController(ow.w).Flush()
+}
+
+// finish ends the response after the output iterator's error: the end
+// of a wait, a shutdown or a closed processor end it cleanly; any other
+// error (the output log cannot be read) aborts it, so that the client
+// sees a broken response rather than a complete one.
+func (ow *outputWriter) finish(s *Server, err error) {
+	switch {
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), errors.Is(err, recovery.ErrClosed):
+		ow.flush()
+		return
+	}
+	s.log.Error("/v1/output: read the output log", "err", err)
+	if !ow.started {
+		writeError(ow.w, http.StatusInternalServerError, errorBody{Error: "/v1/output: " + err.Error()})
+		return
+	}
+	ow.flush()
+	panic(http.ErrAbortHandler)
+}
+
+// appendRecord appends a record as one line: its message in the primary
+// JSON form with "seq" first, {"seq":17,"update":{...}}. Removing
+// `"seq":17,` gives the line that cdclog demangle writes.
+func appendRecord(dst []byte, rec *recovery.Record) []byte {
+	dst = append(dst, `{"seq":`...)
+	dst = strconv.AppendUint(dst, rec.Seq, 10)
+	dst = append(dst, ',')
+	start := len(dst)
+	dst = cdc.AppendJSON(dst, &rec.Msg)
+	// AppendJSON's object starts with '{', which the "seq" prefix
+	// replaces.
+	copy(dst[start:], dst[start+1:])
+	dst = dst[:len(dst)-1]
+	return append(dst, '\n')
+}
