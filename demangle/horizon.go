@@ -196,14 +196,41 @@ func (r *Receiver) fill() error {
 // costs one load), or to the end once the store holds nothing more.
 func (r *Receiver) loadNext() error {
 	last := uint64(math.MaxUint64)
-	if r.more {
-		w := r.window
+	w := r.window
+	if w == 0 {
+		w = r.adapted
 		if w == 0 {
 			w = loadWindow
 		}
+	}
+	if r.more {
 		last = satAdd(max(r.horizon, r.next), w-1)
 	}
-	return r.load(last)
+	before := r.bytes
+	if err := r.load(last); err != nil {
+		return err
+	}
+	if r.window == 0 {
+		r.adapted = fitWindow(w, r.bytes-before, r.budget)
+	}
+	return nil
+}
+
+// fitWindow is the window of the next load, after one of w times brought
+// in loaded bytes: smaller when it took more than a quarter of the budget,
+// so that a load does not bring in what the next shed drops again (and
+// the next load reads again), larger again, up to loadWindow, when it took
+// less than a sixteenth.
+func fitWindow(w uint64, loaded, budget int64) uint64 {
+	switch {
+	case budget <= 0:
+		return w
+	case loaded > budget/4:
+		return max(1, uint64(float64(w)*float64(budget/8)/float64(loaded)))
+	case loaded < budget/16:
+		return min(loadWindow, 2*w)
+	}
+	return w
 }
 
 // load brings the times from the horizon to last into memory: every

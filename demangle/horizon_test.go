@@ -85,7 +85,7 @@ func TestAStoreAndAnyBudgetGiveTheSameOutput(t *testing.T) {
 
 		r := New(0)
 		r.UseStore(&MemStore{}, rapid.Int64Range(1, 4000).Draw(t, "budget"))
-		r.window = rapid.SampledFrom([]uint64{1, 2, 3, 5, 8, loadWindow}).Draw(t, "window")
+		r.window = rapid.SampledFrom([]uint64{0, 1, 2, 3, 5, 8, loadWindow}).Draw(t, "window") // 0: fitted to the budget
 		got, reported := runRecorded(t, r, msgs)
 		if a, b := renderJSON(plain), renderJSON(got); a != b {
 			t.Fatalf("output differs:\n in memory: %s\nwith store: %s", a, b)
@@ -139,4 +139,25 @@ func renderJSON(out []cdc.Message) string {
 		b = append(b, '\n')
 	}
 	return string(b)
+}
+
+func TestALoadWindowShrinksWhenItTookMoreThanAQuarterOfTheBudgetAndGrowsBackWhenLittle(t *testing.T) {
+	const budget = 1 << 20
+	for _, c := range []struct {
+		w      uint64
+		loaded int64
+		want   uint64
+	}{
+		{loadWindow, budget, loadWindow / 8},     // the whole budget: to an eighth of it
+		{loadWindow, budget / 2, loadWindow / 4}, // half: a quarter of the window
+		{100, budget / 8, 100},                   // within bounds: unchanged
+		{100, budget / 32, 200},                  // little: doubled
+		{loadWindow, 0, loadWindow},              // never past loadWindow
+		{1, budget * 8, 1},                       // never below one time
+		{100, budget, 100 / 8},
+	} {
+		if got := fitWindow(c.w, c.loaded, budget); got != c.want {
+			t.Errorf("fitWindow(%d, %d) = %d, want %d", c.w, c.loaded, got, c.want)
+		}
+	}
 }

@@ -81,6 +81,7 @@ type Receiver struct {
 	store   Store
 	budget  int64
 	window  uint64 // times a load brings in beyond the next held one (0: loadWindow)
+	adapted uint64 // the window loads use when window is 0 (0: loadWindow), fitted to the budget
 	spilled bool
 	horizon uint64
 	next    uint64

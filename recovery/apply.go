@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/cdclog/cdclog/cdc"
@@ -19,6 +20,12 @@ type work struct {
 	reqs    []*request
 	results []Result
 	errs    []error
+	// split is set when the last request goes on in the next batch: its
+	// results are added to its sofar at the commit, not delivered.
+	split bool
+	// msgs counts the messages and rejects of the requests that this
+	// batch carries (of a split request, its part).
+	msgs int
 
 	// accepted are the messages the receiver accepted, numbered from
 	// firstArrival; the prepare goroutine encodes them into wal.
@@ -58,25 +65,38 @@ func (p *Processor) applyLoop() {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	for first := range p.requests {
-		reqs := p.collect(first, timer)
-		w := p.newWork(reqs)
-		if err := p.failure(); err != nil {
-			for i := range w.errs {
-				w.errs[i] = err
+		// A batch whose output passes its bound ends there; what is
+		// left of its requests makes the next one.
+		for reqs := p.collect(first, timer); len(reqs) > 0; {
+			w := p.newWork(reqs)
+			reqs = nil
+			if err := p.failure(); err != nil {
+				for i := range w.errs {
+					w.errs[i] = err
+				}
+			} else {
+				reqs = p.apply(w)
 			}
-		} else {
-			p.apply(w)
-		}
-		p.prepared <- w
-		if p.failure() == nil && p.recv.NeedShed() {
-			// The store, the WAL, must hold everything the receiver
-			// drops: wait until every batch applied has committed.
-			p.drain()
-			if err := p.shedIfNeeded(); err != nil {
-				p.fail(err)
+			p.prepared <- w
+			if p.failure() == nil && p.recv.NeedShed() {
+				// The store, the WAL, must hold everything the receiver
+				// drops: wait until every batch applied has committed.
+				p.drain()
+				if err := p.shedIfNeeded(); err != nil {
+					p.fail(err)
+				}
 			}
 		}
 	}
+}
+
+// outputFull reports whether a batch's output of n records and about size
+// bytes (their data and 8 bytes each) has reached its bound: twice the
+// input's, so that an ordinary batch, which releases about what it
+// reads, is never cut, while progress that releases many held times at
+// once is committed in batches of bounded memory.
+func (p *Processor) outputFull(n, size int) bool {
+	return n >= 2*p.opts.BatchMessages || size >= 2*p.opts.BatchBytes
 }
 
 // drain waits until every work is idle: every batch applied so far has
@@ -114,7 +134,10 @@ func (p *Processor) stampPending(cp *checkpoint) { cp.setHorizon(p.recv.HorizonS
 // works to be recycled.
 func (p *Processor) newWork(reqs []*request) *work {
 	w := <-p.works
-	w.reqs = reqs
+	w.reqs, w.split, w.msgs = reqs, false, 0
+	for _, r := range reqs {
+		w.msgs += len(r.Msgs) - r.next + len(r.Rejects)
+	}
 	w.results = append(w.results[:0], make([]Result, len(reqs))...)
 	w.errs = append(w.errs[:0], make([]error, len(reqs))...)
 	return w
@@ -201,67 +224,47 @@ func msgBytes(msgs []cdc.Message) int {
 	return n
 }
 
-// apply pushes every request of w through the receiver and fills w.
-func (p *Processor) apply(w *work) {
+// apply pushes the requests of w through the receiver and fills w. When
+// the output passes its bound (outputFull) before the end, w ends there and
+// apply returns the requests left, the one it stopped in first (its next
+// message set): they make the next batch. A request so split commits its
+// cursor and delivers its result with its last part; a crash in between
+// reads it again, and the receiver finds its first part already applied.
+func (p *Processor) apply(w *work) (rest []*request) {
 	w.output.reset(p.cp.NextOutput)
 	w.firstArrival = p.cp.NextArrival
 	p.pending.begin(p.cp.NextBatch + 1) // the number its WAL chunks carry
 	out := w.out
+	outBytes := 0
 	for i, r := range w.reqs {
+		if i > 0 && p.outputFull(len(out), outBytes) {
+			// A copy: recycle clears w.reqs while the next batch runs.
+			rest = slices.Clone(w.reqs[i:])
+			for _, r := range rest {
+				w.msgs -= len(r.Msgs) - r.next + len(r.Rejects)
+			}
+			w.reqs, w.results, w.errs = w.reqs[:i], w.results[:i], w.errs[:i]
+			break
+		}
 		res := &w.results[i]
-		if r.CursorCheck && !bytes.Equal(p.cp.Cursors[r.Cursor], r.CursorPrev) {
+		if r.next == 0 && r.CursorCheck && !bytes.Equal(p.cp.Cursors[r.Cursor], r.CursorPrev) {
 			w.errs[i] = fmt.Errorf("%w: cursor %s", ErrCursorMoved, r.Cursor)
 			continue
 		}
-		logSource := uint64(0)
-		if r.LogSource != "" {
-			logSource = p.cp.source(r.LogSource)
+		var done, storeErr bool
+		start := r.next
+		out, outBytes, done, storeErr = p.applyMsgs(w, i, out, outBytes)
+		if storeErr {
+			return nil // the processor failed: the batch does not commit
 		}
-		for j := range r.Msgs {
-			m := &r.Msgs[j]
-			var at cdc.Pos
-			if r.Pos != nil && j < len(r.Pos) {
-				at = r.Pos[j]
+		if !done {
+			rest = slices.Clone(w.reqs[i:])
+			for _, r := range rest[1:] {
+				w.msgs -= len(r.Msgs) - r.next + len(r.Rejects)
 			}
-			var o demangle.Outcome
-			var err error
-			before := len(out)
-			out, o, err = p.push(out, m, at)
-			if errors.Is(err, demangle.ErrStore) {
-				p.fail(fmt.Errorf("the pending state on disk: %w", err)) // the batch does not commit
-				return
-			}
-			res.Output += len(out) - before
-			if o == demangle.Accepted {
-				// Also a statement with some claims rejected (err set):
-				// its other claims are held, so it is logged.
-				res.Accepted++
-				src := logSource
-				if r.LogSource == "" {
-					src = p.cp.source(at.Source)
-				}
-				w.accepted = append(w.accepted, accepted{m: m, source: src,
-					line: nonNegative(at.Line), offset: nonNegative(at.Offset)})
-				p.cp.NextArrival++
-			}
-			if err != nil {
-				if p.opts.OnError == cdc.Fail {
-					w.errs[i] = err
-					break
-				}
-				p.setAside(w, res, at, m, err)
-			}
-			res.Applied++
-			switch o {
-			case demangle.Duplicate:
-				res.Duplicates++
-			case demangle.Stale:
-				res.Stale++
-			}
-			if v := p.deferred(w, res); v != nil {
-				w.errs[i] = v
-				break
-			}
+			w.msgs -= len(r.Msgs) - start + len(r.Rejects) - (r.next - start)
+			w.reqs, w.results, w.errs, w.split = w.reqs[:i+1], w.results[:i+1], w.errs[:i+1], true
+			break
 		}
 		for k := range r.Rejects {
 			p.reject(w, res, &r.Rejects[k])
@@ -290,6 +293,73 @@ func (p *Processor) apply(w *work) {
 	p.cp.NextBatch++
 	w.cp = p.cp.clone()
 	w.status = captureReceiver(p.recv)
+	return rest
+}
+
+// applyMsgs pushes the messages of request i of w from its next one,
+// appending what they release to out (of about outBytes bytes). It returns
+// done false, with the request's next message set, when the output passed
+// its bound before the request's end; its first message is always applied,
+// so that every batch makes progress. storeErr says the pending state on
+// disk failed, and with it the processor.
+func (p *Processor) applyMsgs(w *work, i int, out []cdc.Message, outBytes int) (_ []cdc.Message, _ int, done, storeErr bool) {
+	r, res := w.reqs[i], &w.results[i]
+	logSource := uint64(0)
+	if r.LogSource != "" {
+		logSource = p.cp.source(r.LogSource)
+	}
+	for j := r.next; j < len(r.Msgs); j++ {
+		if j > r.next && p.outputFull(len(out), outBytes) {
+			r.next = j
+			return out, outBytes, false, false
+		}
+		m := &r.Msgs[j]
+		var at cdc.Pos
+		if r.Pos != nil && j < len(r.Pos) {
+			at = r.Pos[j]
+		}
+		before := len(out)
+		var o demangle.Outcome
+		var err error
+		out, o, err = p.push(out, m, at)
+		if errors.Is(err, demangle.ErrStore) {
+			p.fail(fmt.Errorf("the pending state on disk: %w", err))
+			return out, outBytes, true, true
+		}
+		res.Output += len(out) - before
+		outBytes += msgBytes(out[before:])
+		if o == demangle.Accepted {
+			// Also a statement with some claims rejected (err set):
+			// its other claims are held, so it is logged.
+			res.Accepted++
+			src := logSource
+			if r.LogSource == "" {
+				src = p.cp.source(at.Source)
+			}
+			w.accepted = append(w.accepted, accepted{m: m, source: src,
+				line: nonNegative(at.Line), offset: nonNegative(at.Offset)})
+			p.cp.NextArrival++
+		}
+		if err != nil {
+			if p.opts.OnError == cdc.Fail {
+				w.errs[i] = err
+				break
+			}
+			p.setAside(w, res, at, m, err)
+		}
+		res.Applied++
+		switch o {
+		case demangle.Duplicate:
+			res.Duplicates++
+		case demangle.Stale:
+			res.Stale++
+		}
+		if v := p.deferred(w, res); v != nil {
+			w.errs[i] = v
+			break
+		}
+	}
+	return out, outBytes, true, false
 }
 
 // push runs m through the receiver. When an output is written as msgpack,

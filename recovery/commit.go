@@ -45,11 +45,25 @@ func (p *Processor) commitWork(w *work, st *commitState) {
 		p.pending.abandon() // the requests' messages are theirs again
 	}
 	for i, r := range w.reqs {
+		res := r.sofar
+		res.Add(w.results[i])
+		if res.Rejected == nil {
+			res.Rejected = w.results[i].Rejected
+		}
+		if w.split && i == len(w.reqs)-1 {
+			// It goes on in the next batch, which delivers the sum, or
+			// the failure that stopped this one.
+			if err == nil {
+				r.sofar = res
+			}
+			continue
+		}
 		e := w.errs[i]
 		if err != nil {
-			e = err
+			// Only the parts committed before count.
+			res, e = r.sofar, err
 		}
-		r.pending.finish(w.results[i], e)
+		r.pending.finish(res, e)
 	}
 	w.sinkErr() // the sink writer is done with the batch's bytes
 	p.recycle(w)

@@ -78,7 +78,11 @@
 // accepted messages about it, in the order they were accepted, all of which
 // are in the WAL, so on Open the state after the last committed transaction
 // is rebuilt exactly from the checkpoint and the WAL (see "The pending state
-// on disk"); nothing is half-applied, because bbolt commits atomically.
+// on disk"); nothing is half-applied, because bbolt commits atomically. A
+// batch ends once its output reaches a bound, even within a request (see
+// Request): a request that completes many held times at once commits in
+// parts, its cursor with the last, which a producer resuming from that
+// cursor reads again as duplicates.
 //
 // The output file (Options.Sink) is written and fsynced before the
 // transaction that records its new size commits. After a crash the file may

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"testing"
+	"time"
 
 	"github.com/cdclog/cdclog/cdc"
 )
@@ -76,6 +77,69 @@ func TestAPendingStateOnDiskSurvivesReopensAndGC(t *testing.T) {
 	appendAll(t, p, msgs[half:], 300)
 	if _, err := p.Append(context.Background(), msgs, nil); err != nil { // everything again: all duplicates or stale
 		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := storedOutput(t, path); !bytes.Equal(got, want) {
+		t.Fatalf("output of %d bytes, the in-memory receiver's %d", len(got), len(want))
+	}
+}
+
+// batchCounter is an Observer that keeps each commit's figures.
+type batchCounter struct{ batches []BatchStats }
+
+func (c *batchCounter) Committed(b BatchStats)     { c.batches = append(c.batches, b) }
+func (c *batchCounter) OutputSynced(time.Duration) {}
+
+// TestARequestThatReleasesMuchIsCommittedInPartsOfBoundedOutput: one
+// request holding a held-back stream's statements releases every time at
+// once; it is committed in batches of at most about twice BatchMessages
+// records each (plus what one message releases), its result delivered once
+// with the sum, its cursor with the last part, and the output is the
+// in-memory receiver's.
+func TestARequestThatReleasesMuchIsCommittedInPartsOfBoundedOutput(t *testing.T) {
+	msgs := heldBack(mangled(5, cleanStream(5, 0, 400)))
+	want := inMemory(t, msgs)
+	cut := 0
+	for cut < len(msgs) && msgs[cut].Kind != cdc.KindProgress {
+		cut++
+	}
+	path := dbPath(t)
+	obs := &batchCounter{}
+	const batch = 64
+	p := openTest(t, path, Options{BatchMessages: batch, Observer: obs})
+	appendAll(t, p, msgs[:cut], 1000)
+	obs.batches = nil
+	ctx := context.Background()
+	w, err := p.Submit(ctx, Request{Msgs: msgs[cut:], Cursor: "in", CursorValue: []byte("end")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := w.Wait(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Applied != len(msgs)-cut || res.Output != int(p.OutputEnd()-1) {
+		t.Errorf("result %+v: want %d applied and all %d records", res, len(msgs)-cut, p.OutputEnd()-1)
+	}
+	if len(obs.batches) < 3 {
+		t.Fatalf("%d commits: the request was not cut", len(obs.batches))
+	}
+	messages, most := 0, 0
+	for _, b := range obs.batches {
+		messages += b.Messages
+		most = max(most, b.Totals.Output)
+	}
+	if messages != len(msgs)-cut {
+		t.Errorf("the commits carried %d messages, the request %d", messages, len(msgs)-cut)
+	}
+	if most > 2*batch+200 { // a statement releases at most a few times of 40-odd updates
+		t.Errorf("a commit held %d output records, for a bound of %d", most, 2*batch)
+	}
+	t.Logf("%d records released in %d commits, at most %d each", res.Output, len(obs.batches), most)
+	if string(p.Cursor("in")) != "end" {
+		t.Errorf("cursor %q after the last part", p.Cursor("in"))
 	}
 	if err := p.Close(); err != nil {
 		t.Fatal(err)

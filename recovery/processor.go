@@ -79,6 +79,12 @@ const workCount = 3
 type request struct {
 	Request
 	pending *Pending
+	// next is the first message not applied yet, and sofar the results of
+	// the batches that applied those before it, when a batch's output
+	// grew past its bound in the middle of the request (see apply): the
+	// rest of it goes in the next batch.
+	next  int
+	sofar Result
 }
 
 // Open opens (creating if needed, unless Options.NoCreate) the database at path, recovers the state

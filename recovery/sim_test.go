@@ -260,7 +260,10 @@ func (s *sim) submitRound() (failed bool) {
 			s.stats.violations++
 			s.logf("violation at %d of %d messages", res.Applied, len(r.msgs))
 		case errors.Is(err, ErrFailed):
-			resend = append(resend, r.msgs...)
+			// A request that released more than a batch's output bound
+			// may have had its first parts committed (Result.Applied).
+			s.acknowledged(r.msgs[:res.Applied], -1)
+			resend = append(resend, r.msgs[res.Applied:]...)
 			if !failed {
 				s.stats.failures++
 			}
