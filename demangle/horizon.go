@@ -216,6 +216,22 @@ func (r *Receiver) loadNext() error {
 	return nil
 }
 
+// estimateWindow is the window of the first load after a shed: as many
+// times as an eighth of the budget holds, at the bytes a time held on
+// average (times: each time held, with its bytes), so that even the first
+// load after the budget was passed stays within it.
+func estimateWindow(times []timeBytes, budget int64) uint64 {
+	var sum int64
+	for _, x := range times {
+		sum += x.b
+	}
+	if len(times) == 0 || sum <= 0 {
+		return loadWindow
+	}
+	avg := max(1, sum/int64(len(times)))
+	return min(loadWindow, max(1, uint64(budget/8/avg)))
+}
+
 // fitWindow is the window of the next load, after one of w times brought
 // in loaded bytes: smaller when it took more than a quarter of the budget,
 // so that a load does not bring in what the next shed drops again (and
@@ -387,6 +403,12 @@ func (r *Receiver) NeedShed() bool {
 	return r.bytes-atFrontier >= r.budget/4
 }
 
+// timeBytes is a time the receiver holds and the bytes it holds about it.
+type timeBytes struct {
+	t uint64
+	b int64
+}
+
 // Shed moves the horizon down, so that what is held in memory takes at
 // most half the budget (or only the frontier's time), and hands what it
 // held about the times beyond to the store (Store.Shed). It does nothing
@@ -396,10 +418,6 @@ func (r *Receiver) NeedShed() bool {
 func (r *Receiver) Shed() error {
 	if r.store == nil || r.done {
 		return nil
-	}
-	type timeBytes struct {
-		t uint64
-		b int64
 	}
 	var times []timeBytes
 	r.times.each(func(t uint64, ts *timeState) { times = append(times, timeBytes{t, ts.bytes}) })
@@ -422,6 +440,9 @@ func (r *Receiver) Shed() error {
 	}
 	if !found {
 		return nil
+	}
+	if r.window == 0 {
+		r.adapted = estimateWindow(times, r.budget)
 	}
 	last := uint64(math.MaxUint64)
 	if r.spilled {

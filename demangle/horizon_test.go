@@ -161,3 +161,17 @@ func TestALoadWindowShrinksWhenItTookMoreThanAQuarterOfTheBudgetAndGrowsBackWhen
 		}
 	}
 }
+
+func TestTheFirstLoadAfterAShedHoldsAboutAnEighthOfTheBudget(t *testing.T) {
+	const budget = 8 << 20
+	times := []timeBytes{{1, 64 << 10}, {2, 64 << 10}, {3, 64 << 10}, {4, 64 << 10}}
+	if got, want := estimateWindow(times, budget), uint64(16); got != want { // 1 MiB at 64 KiB a time
+		t.Errorf("estimateWindow = %d, want %d", got, want)
+	}
+	if got := estimateWindow(nil, budget); got != loadWindow {
+		t.Errorf("with nothing held: %d, want loadWindow", got)
+	}
+	if got := estimateWindow([]timeBytes{{1, budget}}, budget); got != 1 {
+		t.Errorf("one time past the budget: %d, want 1", got)
+	}
+}
