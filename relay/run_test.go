@@ -3,6 +3,7 @@ package relay
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -154,8 +155,10 @@ func TestRunWaitsForTheOutputWhenItsInputsEnd(t *testing.T) {
 func TestMaxSinkLagHoldsTheInputsBackWhileTheOutputIsDown(t *testing.T) {
 	p, _ := openProcessor(t)
 	out := &memOutput{down: true}
-	a := newChanSource("a")
 	msgs := stream(400)
+	// Room for the whole stream: the test must not block on a send while
+	// the input is held back.
+	a := &chanSource{name: "a", msgs: make(chan cdc.Message, len(msgs)), fail: make(chan error, 1)}
 	r := &Run{Endless: []recovery.Source{a}, Sink: newSink(p, out), MaxSinkLag: 10, Logger: quiet,
 		Options: func(recovery.Source) recovery.IngestOptions { return recovery.IngestOptions{ReadMessages: 50} }}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -226,7 +229,10 @@ func TestTheSinkIsAConsumerThatHoldsRetentionAtWhatTheOutputLacks(t *testing.T) 
 	for _, m := range msgs[:len(msgs)/2] {
 		a.msgs <- m
 	}
-	waitFor(t, "the first half forwarded", func() bool { return p.OutputEnd() > 1 && sink.Forwarder().Lag() == 0 })
+	half := fmt.Sprint(len(msgs) / 2)
+	waitFor(t, "the first half forwarded", func() bool {
+		return string(p.Cursor("a")) == half && sink.Forwarder().Lag() == 0
+	})
 	out.setDown(true)
 	for _, m := range msgs[len(msgs)/2:] {
 		a.msgs <- m
