@@ -47,6 +47,17 @@ func AppendBinary(dst []byte, m *Message) []byte {
 	return append(dst, 0x91, 0x00)
 }
 
+// BinaryKind returns the Kind of the message at the front of b, in the
+// storage encoding, without decoding it: its array's first element. It
+// returns 0 when b does not start like a message; ParseBinary checks the
+// rest.
+func BinaryKind(b []byte) Kind {
+	if len(b) < 2 || b[0]&0xf0 != 0x90 || b[1] >= 0x80 {
+		return 0
+	}
+	return Kind(b[1])
+}
+
 // ParseBinary decodes one message in the storage encoding from the front
 // of b into *m and returns the number of bytes it took. m.Update.Data
 // aliases b (with its capacity capped). It checks everything a decoder

@@ -120,3 +120,16 @@ func TestParseBinaryReportsTruncation(t *testing.T) {
 		}
 	}
 }
+
+func TestBinaryKindPeeksAtTheKind(t *testing.T) {
+	for _, m := range []Message{NewUpdate([]byte(`"a"`), 5, 1), NewProgress(1, 9, Count{Time: 3, Count: 2}), NewFinish(4)} {
+		if got := BinaryKind(AppendBinary(nil, &m)); got != m.Kind {
+			t.Errorf("BinaryKind of %v = %v", m, got)
+		}
+	}
+	for _, b := range [][]byte{nil, {0x94}, {0xc0, 0x01}, {0x94, 0xcc}} {
+		if got := BinaryKind(b); got != 0 {
+			t.Errorf("BinaryKind(%x) = %v, want 0", b, got)
+		}
+	}
+}

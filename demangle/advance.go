@@ -2,6 +2,7 @@ package demangle
 
 import (
 	"math"
+	"slices"
 
 	"github.com/cdclog/cdclog/cdc"
 )
@@ -9,10 +10,12 @@ import (
 // advance moves the frontier as far as the held state allows, appending the
 // completed times' updates and one progress statement for the whole step to
 // out (several consecutive ones where one would be too long, see
-// stepSplit), then forgets everything below the new frontier.
-func (r *Receiver) advance(out []cdc.Message) []cdc.Message {
+// stepSplit), then forgets everything below the new frontier. With a
+// horizon, each time it reaches is loaded first, and once it has moved
+// the memory it freed is filled again from the store.
+func (r *Receiver) advance(out []cdc.Message) ([]cdc.Message, error) {
 	if r.done {
-		return out
+		return out, nil
 	}
 	old := r.frontier
 	// The step's counts are appended to the count slab, which is only
@@ -20,12 +23,15 @@ func (r *Receiver) advance(out []cdc.Message) []cdc.Message {
 	start := len(r.countSlab)
 	split := stepSplit{limit: r.messageLimit(), lower: old}
 	for !r.done {
+		if err := r.ensure(r.frontier); err != nil {
+			return out, err
+		}
 		i, ok := r.cover.find(r.frontier)
 		if !ok {
 			break
 		}
 		if ts := r.times.get(r.frontier); ts != nil && ts.hasCount {
-			if uint64(len(ts.updates)) < ts.count {
+			if uint64(ts.len()) < ts.count {
 				break
 			}
 			c := cdc.Count{Time: r.frontier, Count: ts.count}
@@ -34,7 +40,7 @@ func (r *Receiver) advance(out []cdc.Message) []cdc.Message {
 				split.restart(c.Time)
 				start = len(r.countSlab)
 			}
-			out = ts.emit(out, r.frontier)
+			out = ts.emit(&r.arena, out, r.frontier)
 			start = r.keepCount(start, c)
 			split.added(c)
 			r.forget(r.frontier)
@@ -52,11 +58,11 @@ func (r *Receiver) advance(out []cdc.Message) []cdc.Message {
 		r.step(last)
 	}
 	if r.frontier == old && !r.done {
-		return out
+		return out, nil
 	}
 	out = r.release(out, split.lower, r.frontier, r.done, r.stepCounts(start))
 	r.trim()
-	return out
+	return out, r.fill()
 }
 
 // stepCounts returns the counts kept since start, or nil.
@@ -111,10 +117,12 @@ func (r *Receiver) trim() {
 		r.cover.spans = nil
 		r.countTimes = timeHeap{}
 		r.zeroStmts = stmtHeap{}
+		r.spanning, r.judged = nil, nil
 		return
 	}
 	r.times.slide(r.frontier)
 	r.cover.trim(r.frontier)
 	r.countTimes.popBelow(r.frontier)
 	r.zeroStmts.popBelow(r.frontier)
+	r.judged = slices.DeleteFunc(r.judged, func(j Judged) bool { return j.Last < r.frontier })
 }

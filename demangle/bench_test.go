@@ -94,3 +94,47 @@ func BenchmarkReceiverManyUpdatesPerTime(b *testing.B) {
 	}
 	b.ReportMetric(float64(pushed)/b.Elapsed().Seconds(), "msgs/s")
 }
+
+// bigTimeStream is one time holding n distinct updates (objects with an
+// id, as a table's rows), about a third of them twice, shuffled, with its
+// progress statement in the middle and the times before it complete.
+func bigTimeStream(n int) []cdc.Message {
+	rng := rand.New(rand.NewPCG(7, 7))
+	var msgs []cdc.Message
+	for k := 0; k < n; k++ {
+		m := cdc.NewUpdate([]byte(fmt.Sprintf(`{"id":%d,"name":"row-%d"}`, k, k%97)), 5, 1)
+		msgs = append(msgs, m)
+		if rng.IntN(3) == 0 {
+			msgs = append(msgs, m)
+		}
+	}
+	rng.Shuffle(len(msgs), func(i, j int) { msgs[i], msgs[j] = msgs[j], msgs[i] })
+	mid := len(msgs) / 2
+	out := []cdc.Message{cdc.NewProgress(0, 5)}
+	out = append(out, msgs[:mid]...)
+	out = append(out, cdc.NewProgress(5, 6, cdc.Count{Time: 5, Count: uint64(n)}))
+	return append(out, msgs[mid:]...)
+}
+
+// BenchmarkReceiverOneBigTime: one time of 1M distinct updates (issue 17
+// goal 4: at most 3x the per-message cost of BenchmarkReceiverSeedLikeStream).
+func BenchmarkReceiverOneBigTime(b *testing.B) {
+	msgs := bigTimeStream(1 << 20)
+	b.ResetTimer()
+	var out []cdc.Message
+	pushed := 0
+	for b.Loop() {
+		r := New(0)
+		for i := range msgs {
+			var err error
+			if out, _, err = r.Push(out[:0], &msgs[i], cdc.Pos{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if f, _ := r.Frontier(); f != 6 {
+			b.Fatalf("frontier %d", f)
+		}
+		pushed += len(msgs)
+	}
+	b.ReportMetric(float64(pushed)/b.Elapsed().Seconds(), "msgs/s")
+}

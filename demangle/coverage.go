@@ -94,3 +94,13 @@ func (c *coverage) trim(f uint64) {
 		c.spans = append(c.spans[:0], c.spans[i:]...)
 	}
 }
+
+// cut drops the coverage of every time from t on.
+func (c *coverage) cut(t uint64) {
+	i := c.search(t)
+	if i < len(c.spans) && c.spans[i].first < t {
+		c.spans[i].last = t - 1
+		i++
+	}
+	c.spans = c.spans[:i]
+}

@@ -17,9 +17,11 @@ import (
 //
 // Commands:
 //
-//	new [start=T] [limit=BYTES]
+//	new [start=T] [limit=BYTES] [budget=BYTES] [window=N]
 //	    a fresh receiver with frontier T (cdclog --start), emitting no
-//	    message longer than BYTES (default cdc.MaxMessageSize)
+//	    message longer than BYTES (default cdc.MaxMessageSize); with a
+//	    budget, a MemStore takes what passes it (the receiver sheds after
+//	    each push that asks to, and loads windows of N times)
 //	push
 //	<one JSON Lines message per line>
 //	    pushes each line (the input's position is its line number,
@@ -50,12 +52,18 @@ func (d *scriptDriver) run(t *testing.T, td *datadriven.TestData) string {
 	}
 	switch td.Cmd {
 	case "new":
-		var start uint64
-		limit := 0
+		var start, window uint64
+		limit, budget := 0, 0
 		td.MaybeScanArgs(t, "start", &start)
 		td.MaybeScanArgs(t, "limit", &limit)
+		td.MaybeScanArgs(t, "budget", &budget)
+		td.MaybeScanArgs(t, "window", &window)
 		d.r, d.line = New(start), 0
 		d.r.maxMessage = limit
+		if budget > 0 {
+			d.r.UseStore(&MemStore{}, int64(budget))
+			d.r.window = window
+		}
 		return ""
 	case "push":
 		return d.push(t, td.Input)
@@ -93,7 +101,11 @@ func (d *scriptDriver) push(t *testing.T, input string) string {
 		}
 		before := stateOf(t, d.r)
 		out, o, err := d.r.Push(nil, &m, at)
-		if err != nil {
+		switch {
+		case err != nil && o == Accepted:
+			// A statement with claims both rejected and held.
+			fmt.Fprintf(&b, "%d: %s\n   its other claims are held\n", d.line, rejection(&m, at, err))
+		case err != nil:
 			fmt.Fprintf(&b, "%d: %s\n", d.line, rejection(&m, at, err))
 			if !bytes.Equal(stateOf(t, d.r), before) {
 				b.WriteString("   STATE CHANGED by a rejected message\n")
@@ -101,10 +113,21 @@ func (d *scriptDriver) push(t *testing.T, input string) string {
 				b.WriteString("   state unchanged\n")
 			}
 			continue
+		default:
+			fmt.Fprintf(&b, "%d: %s\n", d.line, o)
 		}
-		fmt.Fprintf(&b, "%d: %s\n", d.line, o)
 		for _, r := range out {
 			fmt.Fprintf(&b, "   emit %s\n", cdc.AppendJSON(nil, &r))
+		}
+		for _, v := range d.r.Deferred() {
+			fmt.Fprintf(&b, "   deferred violation by the message at %s: %s\n", v.At, v.Reason())
+		}
+		if d.r.NeedShed() {
+			if err := d.r.Shed(); err != nil {
+				t.Fatal(err)
+			}
+			h, _ := d.r.Horizon()
+			fmt.Fprintf(&b, "   shed: horizon %d\n", h)
 		}
 	}
 	return b.String()
@@ -145,6 +168,9 @@ func status(r *Receiver) string {
 			fmt.Fprintf(&b, " of %d", p.Expected)
 		}
 		b.WriteString("\n")
+	}
+	if h, spilled := r.Horizon(); spilled {
+		fmt.Fprintf(&b, "horizon: %d; %d messages accepted beyond it, not judged yet\n", h, r.Cold())
 	}
 	s := r.Stats()
 	fmt.Fprintf(&b, "stats: updates %d, progress %d, duplicates %d, stale %d, violations %d, emitted %d updates at %d times\n",

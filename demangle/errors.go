@@ -56,6 +56,11 @@ type ViolationError struct {
 	EarlierAt cdc.Pos
 	// Detail explains the disagreement in words.
 	Detail string
+	// Deferred is set when the violation was found after Msg had been
+	// accepted: it arrived beyond the receiver's horizon, was kept in
+	// the store unjudged, and is dropped now that its time is in memory
+	// (see Receiver.Deferred). Its claims about other times stand.
+	Deferred bool
 }
 
 // Error returns the position of the offending message, then Reason.
@@ -65,8 +70,12 @@ func (e *ViolationError) Error() string { return e.At.String() + ": " + e.Reason
 // position: the kind, the time, both messages, where the earlier one was,
 // and the detail. It is the Reason of the message's cdc.Reject.
 func (e *ViolationError) Reason() string {
-	return fmt.Sprintf("protocol violation (%s) at time %d: %s conflicts with %s at %s: %s",
+	s := fmt.Sprintf("protocol violation (%s) at time %d: %s conflicts with %s at %s: %s",
 		e.Kind, e.Time, e.Msg, e.Earlier, e.EarlierAt, e.Detail)
+	if e.Deferred {
+		s += " (found when time " + fmt.Sprint(e.Time) + " was loaded from beyond the memory horizon; dropped)"
+	}
+	return s
 }
 
 // RejectOf returns the cdc.Reject for message m at position at, which Push

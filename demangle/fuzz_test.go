@@ -49,8 +49,9 @@ func FuzzReceiver(f *testing.F) {
 			before, _ := r.MarshalBinary()
 			n := len(out)
 			var err error
-			out, _, err = r.Push(out, &msgs[i], cdc.Pos{Line: int64(i + 1)})
-			if err != nil {
+			var o Outcome
+			out, o, err = r.Push(out, &msgs[i], cdc.Pos{Line: int64(i + 1)})
+			if err != nil && o == 0 {
 				r.stats.Violations--
 				if after, _ := r.MarshalBinary(); string(after) != string(before) || len(out) != n {
 					t.Fatalf("rejected %v changed the state", msgs[i])
@@ -91,6 +92,58 @@ func FuzzRestore(f *testing.F) {
 		}
 		r.Stuck()
 		r.Pending()
+	})
+}
+
+// FuzzStoreGivesTheSameOutput: a receiver with a store and a budget of a
+// few hundred bytes, shedding whenever it asks to and loading windows of a
+// few times, releases byte for byte what a receiver holding everything in
+// memory releases, on any stream of fuzz messages (violations included),
+// and reports only violations that one reports too.
+func FuzzStoreGivesTheSameOutput(f *testing.F) {
+	f.Add([]byte{0, 1, 0, 3, 2, 1, 1, 1, 2, 0, 0, 0}, uint16(300), uint8(1))
+	f.Add([]byte{0, 5, 0, 1, 0, 5, 0, 2, 1, 9, 0, 7, 2, 0, 9, 255, 3, 10, 0, 0}, uint16(500), uint8(2))
+	f.Fuzz(func(t *testing.T, b []byte, budget uint16, window uint8) {
+		msgs := messagesFromBytes(b)
+		run := func(r *Receiver) ([]byte, map[string]bool) {
+			var out []cdc.Message
+			seen := map[string]bool{}
+			for i := range msgs {
+				var err error
+				out, _, err = r.Push(out, &msgs[i], cdc.Pos{Line: int64(i + 1)})
+				if v, ok := err.(*ViolationError); ok {
+					seen[v.Msg.String()+v.At.String()] = true
+				} else if err != nil {
+					t.Fatal(err)
+				}
+				for _, v := range r.Deferred() {
+					seen[v.Msg.String()+v.At.String()] = true
+				}
+				if r.NeedShed() {
+					if err := r.Shed(); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			var enc []byte
+			for i := range out {
+				enc = append(cdc.AppendJSON(enc, &out[i]), '\n')
+			}
+			return enc, seen
+		}
+		want, wantSeen := run(New(0))
+		r := New(0)
+		r.UseStore(&MemStore{}, int64(budget)+1)
+		r.window = uint64(window%8) + 1
+		got, seen := run(r)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("with a store:\n%s\nin memory:\n%s", got, want)
+		}
+		for v := range seen {
+			if !wantSeen[v] {
+				t.Fatalf("reported %s, which the in-memory receiver does not", v)
+			}
+		}
 	})
 }
 
@@ -147,7 +200,8 @@ func FuzzDecodeAndPush(f *testing.F) {
 					continue
 				}
 				n := len(out)
-				if out, _, err = recv.Push(out, &m, r.Pos()); err != nil && len(out) != n {
+				var o Outcome
+				if out, o, err = recv.Push(out, &m, r.Pos()); err != nil && o == 0 && len(out) != n {
 					t.Fatalf("rejected %v released output", m)
 				}
 			}

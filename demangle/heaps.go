@@ -61,6 +61,21 @@ func (h *keyHeap[T]) down(i int) {
 	}
 }
 
+// keepIf removes the items for which keep is false, in one heapify.
+func (h *keyHeap[T]) keepIf(keep func(key uint64, v T) bool) {
+	items := h.items[:0]
+	for _, it := range h.items {
+		if keep(it.key, it.val) {
+			items = append(items, it)
+		}
+	}
+	clear(h.items[len(items):])
+	h.items = items
+	for i := len(items)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
 // popBelow removes the items whose key is below f.
 func (h *keyHeap[T]) popBelow(f uint64) {
 	for len(h.items) > 0 && h.items[0].key < f {
@@ -76,6 +91,11 @@ func (h *timeHeap) push(t uint64) { h.Push(t, struct{}{}) }
 
 // Top returns the smallest time; the heap must not be empty.
 func (h *timeHeap) Top() uint64 { return h.TopKey() }
+
+// keepBelow removes the times at or above t.
+func (h *timeHeap) keepBelow(t uint64) {
+	h.keyHeap.keepIf(func(k uint64, _ struct{}) bool { return k < t })
+}
 
 // stmtHeap is a min-heap, by last covered time, of the statements that give
 // some time a zero count: the receiver names them when an update contradicts
@@ -93,10 +113,15 @@ func (h *stmtHeap) statements() []*stmt {
 	return out
 }
 
+// keepIf removes the statements for which keep is false.
+func (h *stmtHeap) keepIf(keep func(*stmt) bool) {
+	h.keyHeap.keepIf(func(_ uint64, s *stmt) bool { return keep(s) })
+}
+
 // zeroAt returns a held statement that gives t a zero count, or nil.
 func (h *stmtHeap) zeroAt(t uint64) *stmt {
 	for _, it := range h.items {
-		if s := it.val; s.p.Covers(t) && s.p.CountAt(t) == 0 {
+		if s := it.val; s.p.Covers(t) && s.p.CountAt(t) == 0 && !s.rejects(t) {
 			return s
 		}
 	}

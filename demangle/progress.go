@@ -2,61 +2,157 @@ package demangle
 
 import (
 	"math"
+	"slices"
 
 	"github.com/cdclog/cdclog/cdc"
 )
 
-// pushProgress holds p unless it is stale, adds nothing, or contradicts
-// what is held. Only the part of p at or above the frontier matters.
+// A progress statement is a set of claims, one per time it covers: "time
+// t holds c distinct updates" (c = 0 when t is not listed). Each claim is
+// judged on its own, against what the receiver holds about that time, so
+// that what the receiver makes of a time depends only on the messages
+// about that time, in the order they arrived (see "Violations" in the
+// package documentation).
+
+// pushProgress holds the claims of p that are new, rejecting those that
+// contradict what is held. Only the part of p at or above the frontier
+// matters; the part at or above the horizon is kept in the store (see
+// horizon.go) and judged when its times come into memory.
 func (r *Receiver) pushProgress(p *cdc.Progress, at cdc.Pos) (Outcome, error) {
 	last := p.Last()
 	if r.done || last < r.frontier {
 		return Stale, nil
 	}
 	first := max(p.Lower, r.frontier)
-	if err := r.checkProgress(p, first, last, at); err != nil {
-		return 0, err
+	if !r.spilled || last < r.horizon {
+		return r.claimOutcome(r.claim(p, first, last, at, r.seq, nil))
 	}
-	if r.cover.contains(first, last) {
-		return Duplicate, nil
+	// Some of p is beyond the horizon: that part is held whole and
+	// judged claim by claim when its times come into memory.
+	if first >= r.horizon {
+		return Accepted, r.hold(cdc.Message{Kind: cdc.KindProgress, Progress: *p}, at, first)
 	}
-	if first == last && len(p.Counts) == 1 && p.Counts[0].Time == first {
-		r.holdSingle(p, at)
+	res := r.claim(p, first, r.horizon-1, at, r.seq, nil)
+	s := res.stmt
+	if s == nil {
+		s = r.newStmt(p, at, r.seq)
+	}
+	r.span(s)
+	_, err := r.claimOutcome(res)
+	return Accepted, err
+}
+
+// claimResult is what claim did with a statement's claims about a range.
+type claimResult struct {
+	// held is set when some claim was new; stmt is then the held
+	// statement (nil when nothing new was held).
+	held bool
+	stmt *stmt
+	// violation is the contradiction at the smallest time, if any;
+	// others counts the rejected claims besides it.
+	violation *ViolationError
+	others    int
+}
+
+// claimOutcome turns a claim's result into Push's: accepted when some
+// claim was held (with the violation, if any, for the claims rejected),
+// a duplicate when nothing was new, rejected when every new claim was.
+func (r *Receiver) claimOutcome(res claimResult) (Outcome, error) {
+	switch {
+	case res.violation != nil && res.held:
+		return Accepted, res.violation
+	case res.violation != nil:
+		return 0, res.violation
+	case res.held:
 		return Accepted, nil
 	}
-	s := r.newStmt(p, at)
+	return Duplicate, nil
+}
+
+// claim judges p's claims about the times in [first, last], which are
+// all in memory (at or above the frontier, below the horizon), and holds
+// those that are new and contradict nothing. seq is p's acceptance
+// number, for the held statement; s, when not nil, is the statement
+// already held for p's other claims (one reaching past the horizon).
+func (r *Receiver) claim(p *cdc.Progress, first, last uint64, at cdc.Pos, seq uint64, s *stmt) claimResult {
+	var res claimResult
+	rejected := r.checkProgress(p, first, last, at, &res)
+	if len(rejected) == 0 {
+		if r.cover.contains(first, last) {
+			return res
+		}
+		if s == nil && first == last && last == p.Last() && len(p.Counts) == 1 && p.Counts[0].Time == first {
+			res.held, res.stmt = true, r.holdSingle(p, at, seq)
+			return res
+		}
+	} else if r.coveredExcept(first, last, rejected) {
+		return res
+	}
+	if s == nil {
+		s = r.newStmt(p, at, seq)
+	}
+	if len(rejected) > 0 {
+		s.rejected = append(s.rejected, rejected...)
+		slices.Sort(s.rejected)
+		s.rejected = slices.Compact(s.rejected)
+	}
+	res.held, res.stmt = true, s
 	listed := uint64(0)
 	for _, c := range s.p.Counts {
-		if c.Time < first {
+		if c.Time < first || c.Time > last {
 			continue
 		}
 		listed++
-		if r.cover.covers(c.Time) {
-			continue // checked equal above
+		if r.cover.covers(c.Time) || s.rejects(c.Time) {
+			continue // checked equal above, or rejected
 		}
 		ts := r.state(c.Time, true)
 		ts.count, ts.hasCount, ts.countFrom = c.Count, true, s
 		r.countTimes.push(c.Time)
 	}
-	r.cover.add(first, last)
+	lo := first
+	for _, t := range rejected {
+		if t > lo {
+			r.cover.add(lo, t-1)
+		}
+		lo = t + 1
+	}
+	if len(rejected) == 0 || rejected[len(rejected)-1] < last {
+		r.cover.add(lo, last)
+	}
 	if span := last - first; span == math.MaxUint64 || span+1 > listed {
 		r.zeroStmts.push(s) // gives some time a zero count
 	}
-	return Accepted, nil
+	return res
 }
 
-// checkProgress looks for a contradiction between p, restricted to
-// [first, last], and the held state, without changing anything. When there
-// are several, it reports the one at the smallest time.
-func (r *Receiver) checkProgress(p *cdc.Progress, first, last uint64, at cdc.Pos) error {
-	var worst *ViolationError
+// coveredExcept reports whether every time of [first, last] but the
+// sorted times skip is covered already.
+func (r *Receiver) coveredExcept(first, last uint64, skip []uint64) bool {
+	lo := first
+	for _, t := range skip {
+		if t > lo && !r.cover.contains(lo, t-1) {
+			return false
+		}
+		lo = t + 1
+	}
+	return skip[len(skip)-1] >= last || r.cover.contains(lo, last)
+}
+
+// checkProgress judges p's claims about [first, last] against the held
+// state without changing anything. It returns the times whose claim
+// contradicts what is held, sorted, and sets res.violation to the
+// contradiction at the smallest of them (res.others counts the rest).
+func (r *Receiver) checkProgress(p *cdc.Progress, first, last uint64, at cdc.Pos, res *claimResult) []uint64 {
+	var rejected []uint64
 	note := func(v *ViolationError) {
-		if worst == nil || v.Time < worst.Time {
-			worst = v
+		rejected = append(rejected, v.Time)
+		if res.violation == nil || v.Time < res.violation.Time {
+			res.violation = v
 		}
 	}
 	for _, c := range p.Counts {
-		if c.Time >= first {
+		if c.Time >= first && c.Time <= last {
 			if v := r.checkCount(p, c.Time, c.Count, at); v != nil {
 				note(v)
 			}
@@ -88,10 +184,11 @@ func (r *Receiver) checkProgress(p *cdc.Progress, first, last uint64, at cdc.Pos
 			}
 		})
 	}
-	if worst == nil {
-		return nil
+	if len(rejected) > 1 {
+		slices.Sort(rejected)
+		res.others = len(rejected) - 1
 	}
-	return worst
+	return rejected
 }
 
 // checkCount checks p's count c for time t against what is held.
@@ -108,10 +205,10 @@ func (r *Receiver) checkCount(p *cdc.Progress, t, c uint64, at cdc.Pos) *Violati
 		em, ep := r.zeroStmts.zeroAt(t).ref()
 		return r.progressViolation(ConflictingCounts, p, t, at, em, ep,
 			"time %d given count %d, earlier 0", t, c)
-	case ts != nil && uint64(len(ts.updates)) > c:
-		h := &ts.updates[len(ts.updates)-1]
-		return r.progressViolation(TooManyUpdates, p, t, at, h.message(t), h.pos,
-			"time %d given count %d but %d distinct updates are held", t, c, len(ts.updates))
+	case ts != nil && uint64(ts.len()) > c:
+		h := ts.last()
+		return r.progressViolation(TooManyUpdates, p, t, at, r.arena.message(h, t), r.arena.pos(h),
+			"time %d given count %d but %d distinct updates are held", t, c, ts.len())
 	}
 	return nil
 }
@@ -123,10 +220,10 @@ func (r *Receiver) checkZero(p *cdc.Progress, t uint64, ts *timeState, at cdc.Po
 		em, ep := ts.countFrom.ref()
 		return r.progressViolation(ConflictingCounts, p, t, at, em, ep,
 			"time %d given count 0, earlier %d", t, ts.count)
-	case len(ts.updates) > 0:
-		h := &ts.updates[0]
-		return r.progressViolation(UpdateAtZeroCount, p, t, at, h.message(t), h.pos,
-			"time %d given count 0 but %d distinct updates are held", t, len(ts.updates))
+	case ts.len() > 0:
+		h := ts.first()
+		return r.progressViolation(UpdateAtZeroCount, p, t, at, r.arena.message(h, t), r.arena.pos(h),
+			"time %d given count 0 but %d distinct updates are held", t, ts.len())
 	}
 	return nil
 }
@@ -141,13 +238,13 @@ const stmtBlock = 256
 
 // newStmt holds a copy of p (the caller may reuse p's counts), allocated
 // from a block of statements to spare the allocator.
-func (r *Receiver) newStmt(p *cdc.Progress, at cdc.Pos) *stmt {
+func (r *Receiver) newStmt(p *cdc.Progress, at cdc.Pos, seq uint64) *stmt {
 	if len(r.stmts) == 0 {
 		r.stmts = make([]stmt, stmtBlock)
 	}
 	s := &r.stmts[0]
 	r.stmts = r.stmts[1:]
-	*s = stmt{p: *p, pos: at}
+	*s = stmt{p: *p, pos: at, seq: seq}
 	switch len(p.Counts) {
 	case 0:
 		s.p.Counts = nil
@@ -162,13 +259,16 @@ func (r *Receiver) newStmt(p *cdc.Progress, at cdc.Pos) *stmt {
 
 // holdSingle holds a statement that, from the frontier on, speaks for one
 // time only, with a non-zero count: the commonest shape. Only that time's
-// state refers to it, so it is kept there rather than allocated.
-func (r *Receiver) holdSingle(p *cdc.Progress, at cdc.Pos) {
+// state refers to it, so it is kept there rather than allocated (and it
+// is never one that reaches past the horizon, which the receiver keeps
+// beyond the time's life).
+func (r *Receiver) holdSingle(p *cdc.Progress, at cdc.Pos, seq uint64) *stmt {
 	c := p.Counts[0]
 	ts := r.state(c.Time, true)
-	ts.own = stmt{p: *p, pos: at, one: [1]cdc.Count{c}}
+	ts.own = stmt{p: *p, pos: at, seq: seq, one: [1]cdc.Count{c}}
 	ts.own.p.Counts = ts.own.one[:]
 	ts.count, ts.hasCount, ts.countFrom = c.Count, true, &ts.own
 	r.countTimes.push(c.Time)
 	r.cover.add(c.Time, c.Time)
+	return &ts.own
 }

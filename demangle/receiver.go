@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/cdclog/cdclog/cdc"
-	"github.com/cdclog/cdclog/internal/slab"
 )
 
 // Outcome says what Push did with a message it did not reject.
@@ -57,10 +56,10 @@ type Receiver struct {
 	zeroStmts  stmtHeap
 	// held is the number of distinct updates held.
 	held int
-	// free keeps emptied time states for reuse, and slab is where held
+	// free keeps emptied time states for reuse, and arena is where held
 	// data is copied: both spare the allocator on the hot path.
 	free  []*timeState
-	slab  []byte
+	arena arena
 	stmts []stmt
 	// countSlab holds emitted statements' counts (see keepCount).
 	countSlab []cdc.Count
@@ -69,23 +68,43 @@ type Receiver struct {
 	// maxMessage, when set, replaces cdc.MaxMessageSize as the size an
 	// emitted statement may not exceed (tests lower it).
 	maxMessage int
+
+	// seq numbers the accepted messages (see Held.Seq).
+	seq uint64
+	// bytes is what the held state costs, as counted against budget.
+	bytes int64
+
+	// The horizon (see horizon.go): with a store, once spilled, the times
+	// from horizon on are in the store. next is at most the first time
+	// the store holds something about, when more says it holds anything;
+	// cold counts the messages handed to it not taken back yet.
+	store   Store
+	budget  int64
+	window  uint64 // times a load brings in beyond the next held one (0: loadWindow)
+	adapted uint64 // the window loads use when window is 0 (0: loadWindow), fitted to the budget
+	spilled bool
+	horizon uint64
+	next    uint64
+	more    bool
+	cold    int64
+	// spanning lists, by seq, the statements whose claims from the
+	// horizon on are still to be applied.
+	spanning []*stmt
+	// judged say which messages the store may deliver again that
+	// were judged already; deferred holds the violations found in
+	// messages taken back from the store, for Deferred.
+	judged   []Judged
+	deferred []*ViolationError
+	holding  Held // what hold hands the store
 }
 
 // maxFree bounds the reusable time states kept.
 const maxFree = 1024
 
-// slabSize is the size of the blocks held data is copied into.
-const slabSize = 32 << 10
-
-// keep copies data into the receiver's slab. Slabs are only appended to,
-// so the copy stays valid (and unchanged) for as long as it is referenced,
-// also after it has been emitted.
-func (r *Receiver) keep(data []byte) []byte { return slab.Keep(&r.slab, data, slabSize) }
-
 // New returns a receiver whose frontier starts at start: times below it are
 // taken as complete and already emitted.
 func New(start uint64) *Receiver {
-	r := &Receiver{frontier: start}
+	r := &Receiver{frontier: start, seq: 1}
 	r.times.base = start
 	return r
 }
@@ -99,7 +118,15 @@ func (r *Receiver) Frontier() (t uint64, done bool) {
 // Push offers one message at position at. It appends whatever the message
 // releases (complete times' updates and one progress statement) to out and
 // returns it. A rejected message leaves the receiver unchanged and returns
-// a *ViolationError, ErrNaive or an error wrapping ErrInvalid.
+// a *ViolationError, ErrNaive or an error wrapping ErrInvalid. A progress
+// statement some of whose claims contradict what is held returns the
+// *ViolationError for them with Outcome Accepted when its other claims
+// were held (see "Violations" in the package documentation): it was
+// accepted, in part. An error wrapping ErrStore means that the store
+// failed; the receiver must not be used again.
+//
+// Violations found in messages taken back from the store during the push
+// are not returned: see Deferred.
 func (r *Receiver) Push(out []cdc.Message, m *cdc.Message, at cdc.Pos) ([]cdc.Message, Outcome, error) {
 	if err := m.Validate(); err != nil {
 		return out, 0, fmt.Errorf("%s: %w: %v", at, ErrInvalid, err)
@@ -116,15 +143,26 @@ func (r *Receiver) Push(out []cdc.Message, m *cdc.Message, at cdc.Pos) ([]cdc.Me
 	default:
 		return out, 0, fmt.Errorf("%s: %w", at, ErrNaive)
 	}
+	if err != nil && errors.Is(err, ErrStore) {
+		return out, 0, err
+	}
 	if err != nil {
 		r.stats.Violations++
+	}
+	if o == 0 {
 		return out, 0, err
 	}
 	r.stats.count(m.Kind, o)
-	if o == Accepted && r.mayAdvance(m) {
-		out = r.advance(out)
+	if o == Accepted {
+		r.seq++
+		if r.mayAdvance(m) {
+			var aerr error
+			if out, aerr = r.advance(out); aerr != nil {
+				return out, o, aerr
+			}
+		}
 	}
-	return out, o, nil
+	return out, o, err
 }
 
 // mayAdvance reports whether accepting m can move the frontier. The
@@ -147,6 +185,8 @@ func (r *Receiver) state(t uint64, create bool) *timeState {
 		} else {
 			ts = &timeState{}
 		}
+		ts.bytes = timeCost
+		r.bytes += timeCost
 		r.times.put(t, ts)
 	}
 	return ts
@@ -158,6 +198,10 @@ func (r *Receiver) state(t uint64, create bool) *timeState {
 func (r *Receiver) forget(t uint64) {
 	if ts := r.times.get(t); ts != nil {
 		r.held -= len(ts.updates)
+		r.bytes -= ts.bytes
+		for i := range ts.updates {
+			r.arena.release(&ts.updates[i])
+		}
 		if len(r.free) < maxFree && cap(ts.updates) <= indexThreshold {
 			clear(ts.updates)
 			*ts = timeState{updates: ts.updates[:0]}
@@ -170,7 +214,7 @@ func (r *Receiver) forget(t uint64) {
 // Resume returns an empty receiver at a frontier saved earlier, done
 // included, as the durable processor needs after a restart.
 func Resume(frontier uint64, done bool) *Receiver {
-	r := &Receiver{frontier: frontier, done: done}
+	r := &Receiver{frontier: frontier, done: done, seq: 1}
 	r.times.base = frontier
 	return r
 }

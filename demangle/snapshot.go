@@ -90,8 +90,9 @@ func (r *Receiver) MarshalBinary() ([]byte, error) {
 	for _, pt := range r.Pending() {
 		ts := r.times.get(pt.Time)
 		st := snapTime{Time: pt.Time, HasCount: ts.hasCount, Count: ts.count, CountFrom: ref(ts.countFrom)}
-		for _, h := range ts.updates {
-			st.Updates = append(st.Updates, snapUpdate{Data: h.data, Diff: h.diff, Pos: encodePos(h.pos)})
+		for i := range ts.updates {
+			h := &ts.updates[i]
+			st.Updates = append(st.Updates, snapUpdate{Data: r.arena.data(h), Diff: h.diff, Pos: encodePos(r.arena.pos(h))})
 		}
 		s.Times = append(s.Times, st)
 	}
@@ -174,10 +175,10 @@ func (r *Receiver) restoreTime(st snapTime, get func(int) (*stmt, error)) error 
 		r.countTimes.push(st.Time)
 	}
 	for _, u := range st.Updates {
-		if u.Diff == 0 || len(u.Data) == 0 || ts.find(u.Data) >= 0 {
+		if u.Diff == 0 || len(u.Data) == 0 || ts.find(&r.arena, u.Data) != nil {
 			return fmt.Errorf("%w: bad update at time %d", ErrSnapshot, st.Time)
 		}
-		ts.add(heldUpdate{data: u.Data, diff: u.Diff, pos: decodePos(u.Pos)})
+		r.bytes += ts.add(&r.arena, r.arena.hold(u.Data, u.Diff, decodePos(u.Pos)))
 		r.held++
 	}
 	return nil

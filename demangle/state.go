@@ -3,13 +3,19 @@ package demangle
 import (
 	"bytes"
 	"slices"
+	"unsafe"
 
 	"github.com/cdclog/cdclog/cdc"
 )
 
 // indexThreshold is the number of updates at one time beyond which a time
-// keeps a map from data to update; below it a linear scan is faster.
+// keeps an index from data to update (updateIndex); below it a linear
+// scan is faster.
 const indexThreshold = 16
+
+// maxReserve bounds the room a time's count makes its updates reserve at
+// once: a count can be anything a producer says.
+const maxReserve = 1 << 24
 
 // timeState is what the receiver holds about one time at or above the
 // frontier: the distinct updates seen, and the count once a statement gave
@@ -19,18 +25,21 @@ type timeState struct {
 	hasCount  bool
 	countFrom *stmt
 	updates   []heldUpdate
-	index     map[string]int
+	index     *updateIndex
 	// own holds a statement about this time alone (see holdSingle).
 	own stmt
+	// bytes is what the time costs in memory, as counted for the
+	// receiver's budget (see horizon.go).
+	bytes int64
 }
 
-// heldUpdate is one distinct update at a time; its data is the receiver's
-// own copy.
-type heldUpdate struct {
-	data []byte
-	diff int64
-	pos  cdc.Pos
-}
+// What held state costs, as the receiver counts it against its budget:
+// about what it takes in memory, not to the byte (the data's own bytes
+// come on top of an update's).
+const (
+	updateCost = int64(unsafe.Sizeof(heldUpdate{})) + 16
+	timeCost   = int64(unsafe.Sizeof(timeState{})) + 16
+)
 
 // stmt is a held progress statement and where it came from. It is kept for
 // as long as it gives a count or coverage that some violation may need to
@@ -38,9 +47,23 @@ type heldUpdate struct {
 type stmt struct {
 	p   cdc.Progress
 	pos cdc.Pos
+	// seq is the statement's acceptance number (see Held.Seq).
+	seq uint64
+	// rejected lists, sorted, the times whose claim was rejected as a
+	// violation (nearly always none).
+	rejected []uint64
+	// spanning is set while the statement is on the receiver's list of
+	// statements reaching past the horizon.
+	spanning bool
 	// one holds the count of a single-count statement (the common shape),
 	// so that the statement and its counts are one allocation.
 	one [1]cdc.Count
+}
+
+// rejects reports whether the statement's claim about t was rejected.
+func (s *stmt) rejects(t uint64) bool {
+	_, found := slices.BinarySearch(s.rejected, t)
+	return found
 }
 
 // ref returns the statement as a message and its position; nil gives the
@@ -53,58 +76,82 @@ func (s *stmt) ref() (cdc.Message, cdc.Pos) {
 	return cdc.Message{Kind: cdc.KindProgress, Progress: s.p}, s.pos
 }
 
-func (h *heldUpdate) message(t uint64) cdc.Message {
-	return cdc.NewUpdate(h.data, t, h.diff)
-}
+// len returns the number of distinct updates held.
+func (ts *timeState) len() int { return len(ts.updates) }
 
-// find returns the index of the update with this data, or -1.
-func (ts *timeState) find(data []byte) int {
+// first and last return the first and the last update held; there must
+// be one.
+func (ts *timeState) first() *heldUpdate { return &ts.updates[0] }
+func (ts *timeState) last() *heldUpdate  { return &ts.updates[len(ts.updates)-1] }
+
+// find returns the update with this data, or nil.
+func (ts *timeState) find(a *arena, data []byte) *heldUpdate {
 	if ts.index != nil {
-		if i, ok := ts.index[string(data)]; ok {
-			return i
+		if i := ts.index.find(a, ts.updates, data); i >= 0 {
+			return &ts.updates[i]
 		}
-		return -1
+		return nil
 	}
 	for i := range ts.updates {
-		if bytes.Equal(ts.updates[i].data, data) {
-			return i
+		if h := &ts.updates[i]; h.n == uint32(len(data)) && bytes.Equal(a.data(h), data) {
+			return h
 		}
 	}
-	return -1
+	return nil
 }
 
-func (ts *timeState) add(h heldUpdate) {
+// add holds h (in arena a), whose data is not held yet, and returns what
+// it costs.
+func (ts *timeState) add(a *arena, h heldUpdate) int64 {
+	if n := len(ts.updates); n == cap(ts.updates) && ts.hasCount && ts.count > uint64(n) && ts.count <= maxReserve {
+		// The count says how many there will be: one allocation, instead
+		// of doubling (and copying) a big time's updates step by step.
+		ts.updates = slices.Grow(ts.updates, int(ts.count)-n)
+	}
 	ts.updates = append(ts.updates, h)
 	switch {
 	case ts.index != nil:
-		ts.index[string(h.data)] = len(ts.updates) - 1
+		ts.index.add(a, ts.updates, len(ts.updates)-1)
 	case len(ts.updates) > indexThreshold:
-		ts.index = make(map[string]int, len(ts.updates)*2)
+		ts.index = &updateIndex{}
 		for i := range ts.updates {
-			ts.index[string(ts.updates[i].data)] = i
+			ts.index.add(a, ts.updates, i)
 		}
 	}
+	cost := updateCost + int64(h.n)
+	ts.bytes += cost
+	return cost
 }
 
 // emit appends the time's updates to out in canonical order: by data bytes,
 // then by diff.
-func (ts *timeState) emit(out []cdc.Message, t uint64) []cdc.Message {
+func (ts *timeState) emit(a *arena, out []cdc.Message, t uint64) []cdc.Message {
+	out = slices.Grow(out, len(ts.updates)) // a big time would grow it step by step
+	if len(ts.updates) > sortByKeys {
+		for _, i := range canonicalOrder(a, ts.updates) {
+			out = append(out, a.message(&ts.updates[i], t))
+		}
+		return out
+	}
 	if len(ts.updates) > 1 {
-		slices.SortFunc(ts.updates, func(a, b heldUpdate) int {
-			if c := bytes.Compare(a.data, b.data); c != 0 {
-				return c
-			}
-			switch {
-			case a.diff < b.diff:
-				return -1
-			case a.diff > b.diff:
-				return 1
-			}
-			return 0
-		})
+		slices.SortFunc(ts.updates, func(x, y heldUpdate) int { return compareHeld(a, &x, &y) })
 	}
 	for i := range ts.updates {
-		out = append(out, ts.updates[i].message(t))
+		out = append(out, a.message(&ts.updates[i], t))
 	}
 	return out
+}
+
+// compareHeld orders updates canonically: by data bytes, then diff.
+func compareHeld(a *arena, x, y *heldUpdate) int {
+	if c := bytes.Compare(a.data(x), a.data(y)); c != 0 {
+		return c
+	}
+	switch {
+	case x.diff < y.diff:
+		return -1
+	case x.diff > y.diff:
+		return 1
+	}
+	return 0
 }

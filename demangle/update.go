@@ -2,25 +2,34 @@ package demangle
 
 import "github.com/cdclog/cdclog/cdc"
 
-// pushUpdate holds u unless it is stale, a duplicate or a violation.
+// pushUpdate holds u unless it is stale, a duplicate or a violation. An
+// update at or beyond the horizon is kept in the store, unjudged, until
+// its time comes into memory (see horizon.go).
 func (r *Receiver) pushUpdate(u *cdc.Update, at cdc.Pos) (Outcome, error) {
 	if r.done || u.Time < r.frontier {
 		return Stale, nil
 	}
+	if r.spilled && u.Time >= r.horizon {
+		return Accepted, r.hold(cdc.Message{Kind: cdc.KindUpdate, Update: *u}, at, u.Time)
+	}
+	return r.takeUpdate(u, at)
+}
+
+// takeUpdate judges u, at a time in memory, against what is held there.
+func (r *Receiver) takeUpdate(u *cdc.Update, at cdc.Pos) (Outcome, error) {
 	ts := r.times.get(u.Time)
 	if ts != nil {
-		if i := ts.find(u.Data); i >= 0 {
-			h := &ts.updates[i]
+		if h := ts.find(&r.arena, u.Data); h != nil {
 			if h.diff == u.Diff {
 				return Duplicate, nil
 			}
-			return 0, r.updateViolation(ConflictingDiff, u, at, h.message(u.Time), h.pos,
+			return 0, r.updateViolation(ConflictingDiff, u, at, r.arena.message(h, u.Time), r.arena.pos(h),
 				"the same data and time with diff %+d, earlier %+d", u.Diff, h.diff)
 		}
-		if ts.hasCount && uint64(len(ts.updates)) >= ts.count {
+		if ts.hasCount && uint64(ts.len()) >= ts.count {
 			em, ep := ts.countFrom.ref()
 			return 0, r.updateViolation(TooManyUpdates, u, at, em, ep,
-				"time %d has count %d and already holds %d distinct updates", u.Time, ts.count, len(ts.updates))
+				"time %d has count %d and already holds %d distinct updates", u.Time, ts.count, ts.len())
 		}
 	}
 	if (ts == nil || !ts.hasCount) && r.cover.covers(u.Time) {
@@ -31,7 +40,7 @@ func (r *Receiver) pushUpdate(u *cdc.Update, at cdc.Pos) (Outcome, error) {
 	if ts == nil {
 		ts = r.state(u.Time, true)
 	}
-	ts.add(heldUpdate{data: r.keep(u.Data), diff: u.Diff, pos: at})
+	r.bytes += ts.add(&r.arena, r.arena.hold(u.Data, u.Diff, at))
 	r.held++
 	return Accepted, nil
 }

@@ -2,7 +2,9 @@ package recovery
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/cdclog/cdclog/cdc"
@@ -18,6 +20,12 @@ type work struct {
 	reqs    []*request
 	results []Result
 	errs    []error
+	// split is set when the last request goes on in the next batch: its
+	// results are added to its sofar at the commit, not delivered.
+	split bool
+	// msgs counts the messages and rejects of the requests that this
+	// batch carries (of a split request, its part).
+	msgs int
 
 	// accepted are the messages the receiver accepted, numbered from
 	// firstArrival; the prepare goroutine encodes them into wal.
@@ -57,24 +65,79 @@ func (p *Processor) applyLoop() {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	for first := range p.requests {
-		reqs := p.collect(first, timer)
-		w := p.newWork(reqs)
-		if err := p.failure(); err != nil {
-			for i := range w.errs {
-				w.errs[i] = err
+		// A batch whose output passes its bound ends there; what is
+		// left of its requests makes the next one.
+		for reqs := p.collect(first, timer); len(reqs) > 0; {
+			w := p.newWork(reqs)
+			reqs = nil
+			if err := p.failure(); err != nil {
+				for i := range w.errs {
+					w.errs[i] = err
+				}
+			} else {
+				reqs = p.apply(w)
 			}
-		} else {
-			p.apply(w)
+			p.prepared <- w
+			if p.failure() == nil && p.recv.NeedShed() {
+				// The store, the WAL, must hold everything the receiver
+				// drops: wait until every batch applied has committed.
+				p.drain()
+				if err := p.shedIfNeeded(); err != nil {
+					p.fail(err)
+				}
+			}
 		}
-		p.prepared <- w
 	}
 }
+
+// outputFull reports whether a batch's output of n records and about size
+// bytes (their data and 8 bytes each) has reached its bound: twice the
+// input's, so that an ordinary batch, which releases about what it
+// reads, is never cut, while progress that releases many held times at
+// once is committed in batches of bounded memory.
+func (p *Processor) outputFull(n, size int) bool {
+	return n >= 2*p.opts.BatchMessages || size >= 2*p.opts.BatchBytes
+}
+
+// drain waits until every work is idle: every batch applied so far has
+// committed (or failed).
+func (p *Processor) drain() {
+	ws := make([]*work, 0, workCount)
+	for range workCount {
+		ws = append(ws, <-p.works)
+	}
+	for _, w := range ws {
+		p.works <- w
+	}
+}
+
+// shedIfNeeded moves what the receiver holds beyond its budget out of
+// memory; everything it holds must be committed (see demangle Shed).
+func (p *Processor) shedIfNeeded() error {
+	if !p.recv.NeedShed() {
+		return nil
+	}
+	before := p.recv.MemoryBytes()
+	if err := p.recv.Shed(); err != nil {
+		return fmt.Errorf("the pending state on disk: %w", err)
+	}
+	h, _ := p.recv.Horizon()
+	p.log.Debug("pending state shed to disk", "horizon", h, "memory_before", before, "memory_after", p.recv.MemoryBytes(),
+		"chunks", p.pending.chunkCount())
+	return nil
+}
+
+// stampPending records the receiver's horizon in cp.
+func (p *Processor) stampPending(cp *checkpoint) { cp.setHorizon(p.recv.HorizonState()) }
 
 // newWork returns a work for reqs, waiting for one of the fixed set of
 // works to be recycled.
 func (p *Processor) newWork(reqs []*request) *work {
 	w := <-p.works
-	w.reqs = reqs
+	w.reqs, w.split, w.msgs = reqs, false, 0
+	for _, r := range reqs {
+		w.msgs += len(r.Msgs) - r.next + len(r.Rejects)
+	}
 	w.results = append(w.results[:0], make([]Result, len(reqs))...)
 	w.errs = append(w.errs[:0], make([]error, len(reqs))...)
 	return w
@@ -90,25 +153,43 @@ func (p *Processor) recycle(w *work) {
 	clear(w.errs)
 	w.wal.Reset()
 	w.output.reset(0)
+	// A batch that released a big time grew its buffers far past what
+	// batches need: let them go rather than keep them to the end.
+	keep := 4 * p.opts.BatchBytes
+	if w.wal.Cap() > keep {
+		w.wal = wal.Batch{}
+	}
+	if w.output.size() > keep {
+		w.output = outputRecords{}
+	}
 	*w = work{
-		results: w.results[:0], errs: w.errs[:0], out: w.out[:0], wal: w.wal, output: w.output,
-		accepted: w.accepted[:0], sinkBytes: w.sinkBytes[:0], liveBytes: w.liveBytes[:0],
+		results: w.results[:0], errs: w.errs[:0], out: shrink(w.out, keep/64), wal: w.wal, output: w.output,
+		accepted: w.accepted[:0], sinkBytes: shrink(w.sinkBytes, keep), liveBytes: shrink(w.liveBytes, keep),
 	}
 	p.works <- w // never blocks: the channel holds every work
 }
 
+// shrink returns s emptied, or nil when its capacity passes n.
+func shrink[T any](s []T, n int) []T {
+	if cap(s) > n {
+		return nil
+	}
+	return s[:0]
+}
+
 // collect gathers requests after first until the batch holds
-// BatchMessages messages, BatchDelay has passed since first arrived, or a
-// request asks to be flushed.
+// BatchMessages messages or BatchBytes bytes of them (see msgBytes),
+// BatchDelay has passed since first arrived, or a request asks to be
+// flushed.
 func (p *Processor) collect(first *request, timer *time.Timer) []*request {
 	reqs := []*request{first}
-	n := len(first.Msgs)
+	n, size := len(first.Msgs), msgBytes(first.Msgs)
 	if first.Flush {
 		return reqs
 	}
 	timer.Reset(p.opts.BatchDelay)
 	defer timer.Stop()
-	for n < p.opts.BatchMessages {
+	for n < p.opts.BatchMessages && size < p.opts.BatchBytes {
 		select {
 		case r, ok := <-p.requests:
 			if !ok {
@@ -116,6 +197,7 @@ func (p *Processor) collect(first *request, timer *time.Timer) []*request {
 			}
 			reqs = append(reqs, r)
 			n += len(r.Msgs)
+			size += msgBytes(r.Msgs)
 			if r.Flush {
 				return reqs
 			}
@@ -126,55 +208,63 @@ func (p *Processor) collect(first *request, timer *time.Timer) []*request {
 	return reqs
 }
 
-// apply pushes every request of w through the receiver and fills w.
-func (p *Processor) apply(w *work) {
+// msgBytes is about what msgs take in a batch's buffers beyond what a
+// message of any size does: an update its data and 8 bytes, a statement
+// 16 a count.
+func msgBytes(msgs []cdc.Message) int {
+	n := 0
+	for i := range msgs {
+		switch m := &msgs[i]; m.Kind {
+		case cdc.KindUpdate:
+			n += len(m.Update.Data) + 8
+		default:
+			n += 16 * len(m.Progress.Counts)
+		}
+	}
+	return n
+}
+
+// apply pushes the requests of w through the receiver and fills w. When
+// the output passes its bound (outputFull) before the end, w ends there and
+// apply returns the requests left, the one it stopped in first (its next
+// message set): they make the next batch. A request so split commits its
+// cursor and delivers its result with its last part; a crash in between
+// reads it again, and the receiver finds its first part already applied.
+func (p *Processor) apply(w *work) (rest []*request) {
 	w.output.reset(p.cp.NextOutput)
 	w.firstArrival = p.cp.NextArrival
+	p.pending.begin(p.cp.NextBatch + 1) // the number its WAL chunks carry
 	out := w.out
+	outBytes := 0
 	for i, r := range w.reqs {
+		if i > 0 && p.outputFull(len(out), outBytes) {
+			// A copy: recycle clears w.reqs while the next batch runs.
+			rest = slices.Clone(w.reqs[i:])
+			for _, r := range rest {
+				w.msgs -= len(r.Msgs) - r.next + len(r.Rejects)
+			}
+			w.reqs, w.results, w.errs = w.reqs[:i], w.results[:i], w.errs[:i]
+			break
+		}
 		res := &w.results[i]
-		if r.CursorCheck && !bytes.Equal(p.cp.Cursors[r.Cursor], r.CursorPrev) {
+		if r.next == 0 && r.CursorCheck && !bytes.Equal(p.cp.Cursors[r.Cursor], r.CursorPrev) {
 			w.errs[i] = fmt.Errorf("%w: cursor %s", ErrCursorMoved, r.Cursor)
 			continue
 		}
-		logSource := uint64(0)
-		if r.LogSource != "" {
-			logSource = p.cp.source(r.LogSource)
+		var done, storeErr bool
+		start := r.next
+		out, outBytes, done, storeErr = p.applyMsgs(w, i, out, outBytes)
+		if storeErr {
+			return nil // the processor failed: the batch does not commit
 		}
-		for j := range r.Msgs {
-			m := &r.Msgs[j]
-			var at cdc.Pos
-			if r.Pos != nil && j < len(r.Pos) {
-				at = r.Pos[j]
+		if !done {
+			rest = slices.Clone(w.reqs[i:])
+			for _, r := range rest[1:] {
+				w.msgs -= len(r.Msgs) - r.next + len(r.Rejects)
 			}
-			var o demangle.Outcome
-			var err error
-			before := len(out)
-			out, o, err = p.push(out, m, at)
-			if err != nil {
-				if p.opts.OnError == cdc.Fail {
-					w.errs[i] = err
-					break
-				}
-				p.setAside(w, res, at, m, err)
-			}
-			res.Applied++
-			res.Output += len(out) - before
-			switch o {
-			case demangle.Accepted:
-				res.Accepted++
-				src := logSource
-				if r.LogSource == "" {
-					src = p.cp.source(at.Source)
-				}
-				w.accepted = append(w.accepted, accepted{m: m, source: src,
-					line: nonNegative(at.Line), offset: nonNegative(at.Offset)})
-				p.cp.NextArrival++
-			case demangle.Duplicate:
-				res.Duplicates++
-			case demangle.Stale:
-				res.Stale++
-			}
+			w.msgs -= len(r.Msgs) - start + len(r.Rejects) - (r.next - start)
+			w.reqs, w.results, w.errs, w.split = w.reqs[:i+1], w.results[:i+1], w.errs[:i+1], true
+			break
 		}
 		for k := range r.Rejects {
 			p.reject(w, res, &r.Rejects[k])
@@ -199,9 +289,77 @@ func (p *Processor) apply(w *work) {
 		cs.Chained, cs.Frontier, cs.Done = true, p.cp.Frontier, p.cp.Done
 	}
 	p.cp.Stats = p.recv.Stats()
+	p.stampPending(&p.cp)
 	p.cp.NextBatch++
 	w.cp = p.cp.clone()
 	w.status = captureReceiver(p.recv)
+	return rest
+}
+
+// applyMsgs pushes the messages of request i of w from its next one,
+// appending what they release to out (of about outBytes bytes). It returns
+// done false, with the request's next message set, when the output passed
+// its bound before the request's end; its first message is always applied,
+// so that every batch makes progress. storeErr says the pending state on
+// disk failed, and with it the processor.
+func (p *Processor) applyMsgs(w *work, i int, out []cdc.Message, outBytes int) (_ []cdc.Message, _ int, done, storeErr bool) {
+	r, res := w.reqs[i], &w.results[i]
+	logSource := uint64(0)
+	if r.LogSource != "" {
+		logSource = p.cp.source(r.LogSource)
+	}
+	for j := r.next; j < len(r.Msgs); j++ {
+		if j > r.next && p.outputFull(len(out), outBytes) {
+			r.next = j
+			return out, outBytes, false, false
+		}
+		m := &r.Msgs[j]
+		var at cdc.Pos
+		if r.Pos != nil && j < len(r.Pos) {
+			at = r.Pos[j]
+		}
+		before := len(out)
+		var o demangle.Outcome
+		var err error
+		out, o, err = p.push(out, m, at)
+		if errors.Is(err, demangle.ErrStore) {
+			p.fail(fmt.Errorf("the pending state on disk: %w", err))
+			return out, outBytes, true, true
+		}
+		res.Output += len(out) - before
+		outBytes += msgBytes(out[before:])
+		if o == demangle.Accepted {
+			// Also a statement with some claims rejected (err set):
+			// its other claims are held, so it is logged.
+			res.Accepted++
+			src := logSource
+			if r.LogSource == "" {
+				src = p.cp.source(at.Source)
+			}
+			w.accepted = append(w.accepted, accepted{m: m, source: src,
+				line: nonNegative(at.Line), offset: nonNegative(at.Offset)})
+			p.cp.NextArrival++
+		}
+		if err != nil {
+			if p.opts.OnError == cdc.Fail {
+				w.errs[i] = err
+				break
+			}
+			p.setAside(w, res, at, m, err)
+		}
+		res.Applied++
+		switch o {
+		case demangle.Duplicate:
+			res.Duplicates++
+		case demangle.Stale:
+			res.Stale++
+		}
+		if v := p.deferred(w, res); v != nil {
+			w.errs[i] = v
+			break
+		}
+	}
+	return out, outBytes, true, false
 }
 
 // push runs m through the receiver. When an output is written as msgpack,
@@ -215,6 +373,27 @@ func (p *Processor) push(out []cdc.Message, m *cdc.Message, at cdc.Pos) ([]cdc.M
 		}
 	}
 	return p.recv.Push(out, m, at)
+}
+
+// deferred applies the policy to the violations found in messages the
+// receiver took back from beyond its horizon during the last push (see
+// demangle.Receiver.Deferred): messages accepted earlier, now dropped.
+// Under policy Fail it returns the first, which stops the request (the
+// message that made the receiver load them was applied), and logs the
+// others, which a rerun would not report again.
+func (p *Processor) deferred(w *work, res *Result) *demangle.ViolationError {
+	var first *demangle.ViolationError
+	for _, v := range p.recv.Deferred() {
+		switch {
+		case p.opts.OnError != cdc.Fail:
+			p.setAside(w, res, v.At, &v.Msg, v)
+		case first == nil:
+			first = v
+		default:
+			p.log.Warn("protocol violation", "error", v.Error())
+		}
+	}
+	return first
 }
 
 // setAside applies policy Skip or Quarantine to a rejected message.

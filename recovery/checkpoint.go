@@ -45,6 +45,17 @@ type checkpoint struct {
 	// Skipped and Quarantined count rejected messages by policy.
 	Skipped     uint64 `msgpack:"skipped"`
 	Quarantined uint64 `msgpack:"quarantined"`
+	// Spilled says that the receiver held in memory only the times below
+	// Horizon: the WAL entries at or beyond it were accepted unjudged, and
+	// Cold of them were not judged yet (see "The pending state on disk"
+	// in the package documentation). Absent (false) before schema 3.
+	Horizon uint64 `msgpack:"horizon"`
+	Spilled bool   `msgpack:"spilled"`
+	Cold    int64  `msgpack:"cold"`
+	// Judged says which WAL entries beyond the frontier were judged
+	// already, though not in memory now ([last time, below arrival + 1]
+	// pairs, demangle.Judged), so that loading them again reports nothing.
+	Judged [][2]uint64 `msgpack:"judged"`
 	// WALFloor is the frontier at the last gc: every WAL chunk wholly
 	// below it was deleted (a chunk straddling it keeps its older entries,
 	// which replay drops as stale).
@@ -177,6 +188,7 @@ func (cp *checkpoint) clone() checkpoint {
 	c := *cp
 	c.Sources = append([]string(nil), cp.Sources...)
 	c.Files = append([]sinkState(nil), cp.Files...)
+	c.Judged = append([][2]uint64(nil), cp.Judged...)
 	if cp.Cursors != nil {
 		c.Cursors = make(map[string][]byte, len(cp.Cursors))
 		for k, v := range cp.Cursors {
@@ -184,4 +196,23 @@ func (cp *checkpoint) clone() checkpoint {
 		}
 	}
 	return c
+}
+
+// horizon returns the receiver's horizon state as checkpointed.
+func (cp *checkpoint) horizon() demangle.HorizonState {
+	h := demangle.HorizonState{Horizon: cp.Horizon, Spilled: cp.Spilled, Seq: cp.NextArrival + 1, Cold: cp.Cold}
+	for _, j := range cp.Judged {
+		h.Judged = append(h.Judged, demangle.Judged{Last: j[0], Seq: j[1]})
+	}
+	return h
+}
+
+// setHorizon records the receiver's horizon state (its Seq is NextArrival
+// + 1, which the apply goroutine keeps).
+func (cp *checkpoint) setHorizon(h demangle.HorizonState) {
+	cp.Horizon, cp.Spilled, cp.Cold = h.Horizon, h.Spilled, h.Cold
+	cp.Judged = cp.Judged[:0]
+	for _, j := range h.Judged {
+		cp.Judged = append(cp.Judged, [2]uint64{j.Last, j.Seq})
+	}
 }

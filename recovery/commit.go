@@ -41,12 +41,29 @@ func (p *Processor) commitWork(w *work, st *commitState) {
 			p.observeCommit(w, start, written)
 		}
 	}
+	if err != nil {
+		p.pending.abandon() // the requests' messages are theirs again
+	}
 	for i, r := range w.reqs {
+		res := r.sofar
+		res.Add(w.results[i])
+		if res.Rejected == nil {
+			res.Rejected = w.results[i].Rejected
+		}
+		if w.split && i == len(w.reqs)-1 {
+			// It goes on in the next batch, which delivers the sum, or
+			// the failure that stopped this one.
+			if err == nil {
+				r.sofar = res
+			}
+			continue
+		}
 		e := w.errs[i]
 		if err != nil {
-			e = err
+			// Only the parts committed before count.
+			res, e = r.sofar, err
 		}
-		r.pending.finish(w.results[i], e)
+		r.pending.finish(res, e)
 	}
 	w.sinkErr() // the sink writer is done with the batch's bytes
 	p.recycle(w)
@@ -67,6 +84,7 @@ func (p *Processor) commit(w *work, st *commitState) error {
 	if p.opts.Live != nil {
 		w.cp.LiveNext = st.liveNext
 	}
+	firstChunk := st.nextChunk
 	// The floors are the commit goroutine's: gc moves them between
 	// batches, after the apply goroutine cloned this batch's checkpoint.
 	w.cp.WALFloor, w.cp.OutputFloor = st.walFloor, st.outputFloor
@@ -95,6 +113,7 @@ func (p *Processor) commit(w *work, st *commitState) error {
 	if err != nil {
 		return fmt.Errorf("commit batch: %w", err)
 	}
+	p.pending.committed(w.cp.NextBatch, &w.wal, firstChunk)
 	st.nextChunk, st.sinkSize, st.sinkLimit = w.cp.NextChunk, w.cp.Sink.Size, w.cp.Sink.Limit
 	p.sinkw.setLimit(st.sinkLimit)
 	p.mu.Lock()

@@ -73,11 +73,16 @@
 // messages (appended to the WAL), the output records they released
 // (appended to the output log, numbered from 1), and the checkpoint: the
 // receiver's frontier, the counters, the producers' cursors (such as an input
-// file offset) and the output file's committed size. The receiver's state is
-// a function of the set of accepted messages at or above the frontier, all
-// of which are in the WAL, so on Open the state after the last committed
-// transaction is rebuilt exactly by replaying the WAL from the checkpointed
-// frontier; nothing is half-applied, because bbolt commits atomically.
+// file offset), the output file's committed size, and the receiver's memory
+// horizon. What the receiver holds about each time is a function of the
+// accepted messages about it, in the order they were accepted, all of which
+// are in the WAL, so on Open the state after the last committed transaction
+// is rebuilt exactly from the checkpoint and the WAL (see "The pending state
+// on disk"); nothing is half-applied, because bbolt commits atomically. A
+// batch ends once its output reaches a bound, even within a request (see
+// Request): a request that completes many held times at once commits in
+// parts, its cursor with the last, which a producer resuming from that
+// cursor reads again as duplicates.
 //
 // The output file (Options.Sink) is written and fsynced before the
 // transaction that records its new size commits. After a crash the file may
@@ -166,6 +171,66 @@
 // the records committed while one is attached. A failed write to the
 // stream (a reader that went away) stops the processor with ErrLiveOutput,
 // which is not a storage failure: what was committed stays committed.
+//
+// # The pending state on disk
+//
+// The messages held for incomplete times are the WAL's entries at or above
+// the frontier: they are on disk already. The receiver (package demangle)
+// keeps in memory only the times from the frontier up to its horizon, within
+// Options.PendingMemory (32 MiB as it counts held state); until it passes
+// that, there is no horizon and it holds everything. Past it, between group
+// commits, the apply goroutine waits until every batch it applied has
+// committed and has the receiver shed: the horizon moves down until half the
+// budget is held, and what was held beyond it is dropped from memory (it is
+// in the WAL). A message about a time at or beyond the horizon is then
+// accepted unjudged, logged like any other, and kept in memory only until
+// its batch commits; as the frontier comes near, the receiver loads windows
+// of times back from the WAL and judges what it finds in the order it was
+// accepted (by arrival number). The store that does this (pending.go) reads
+// WAL chunks, not the index's key range: a chunk is indexed under its last
+// time, but since schema 3 its index record also starts at the earliest time
+// its entries speak about, a progress statement's lower bound included
+// (wal.Entry.Span), so a heap of (that first time, chunk) finds every chunk
+// that may hold an entry in a window. Chunks written before schema 3
+// (numbered below meta "spans_from") are taken to start where the rescan
+// that found them started, which is always safe. On disk that adds nothing:
+//
+//	checkpoint  horizon (the first time only on disk, when spilled),
+//	            spilled, cold (entries beyond it not judged yet), judged
+//	            ([last time, arrival + 1] pairs: entries below that arrival
+//	            were judged for every time up to that last one)
+//	wal         index record: first time = the smallest Time - Span
+//	meta        "spans_from": the first chunk indexed so
+//
+// The recovery argument. Open reads the checkpoint, lists the index records
+// of the chunks whose last time is at or above the frontier (36 bytes each),
+// and loads the WAL's entries from the frontier to the horizon (to the end
+// when there is none), in arrival order, into a receiver at the frontier.
+// That is what the receiver held in memory at the commit: every message about
+// those times that it had accepted is in the WAL with its arrival number, and
+// judging them in that order gives each time exactly the state it had (what a
+// time holds depends only on the messages about it in arrival order, and a
+// message that was judged beyond the horizon later is judged the same way
+// now). Entries beyond the horizon stay on disk, as they were. The checkpoint's
+// judged pairs say which entries were judged already (found to repeat or to
+// contradict an earlier one, and reported), so that loading them again
+// reports and counts nothing; a violation found in a batch that did not
+// commit is found again. So an open reads about PendingMemory's worth of
+// entries, plus the index records of the pending chunks, however much is
+// pending, and the receiver then behaves as the one that committed: the same
+// releases, the same output (TestSimulatedFaultsLoseNothingAcknowledged runs
+// with budgets of a few hundred bytes, with crashes). A checkpoint written
+// before schema 3 has no horizon: the whole pending WAL is loaded, as before,
+// and shed at once if it passes the budget.
+//
+// What the horizon changes: a violation by a message accepted beyond it is
+// reported when its time is loaded, as a *demangle.ViolationError with
+// Deferred set, in the result of the request whose message made the receiver
+// load it (under Fail that request stops after that message; the violating
+// message, accepted earlier, is dropped, and a rerun does not report it
+// again); a duplicate beyond it is logged and counted as accepted until it is
+// loaded. Reader.Status rebuilds what an open would; Reader.Pending loads the
+// whole pending WAL.
 //
 // # How it runs
 //

@@ -18,6 +18,12 @@ import (
 // database created with checksums has none: they begin at the start.
 var checksumsKey = []byte("checksums_from")
 
+// spansKey names, in the meta bucket, the first WAL chunk whose index
+// record starts at the earliest time its entries speak about (schema 3;
+// see "The pending state on disk" in the package documentation): 8 bytes
+// BE, sealed. Without it every chunk is taken as written before.
+var spansKey = []byte("spans_from")
+
 // layout is how a database's records are stored, read at the start of
 // each transaction that reads them: which carry checksums.
 type layout struct {
@@ -32,11 +38,15 @@ type layout struct {
 	// sealed says whether the checkpoint and the consumers' positions
 	// carry checksums (they are rewritten whole, so all do or none).
 	sealed bool
+	// spansFrom is the first WAL chunk whose index record's first time
+	// is the earliest time its entries speak about (a statement's lower
+	// bound): for the chunks before it, only the earliest entry time.
+	spansFrom uint64
 }
 
 // legacy is the layout of a schema 1 database: no checksums anywhere.
 var legacy = layout{schema: 1, wal: wal.Log{LegacyBelow: math.MaxUint64},
-	outputFrom: math.MaxUint64, quarantineFrom: math.MaxUint64}
+	outputFrom: math.MaxUint64, quarantineFrom: math.MaxUint64, spansFrom: math.MaxUint64}
 
 // readLayout reads the layout from the meta bucket.
 func readLayout(tx *bolt.Tx) (layout, error) {
@@ -46,21 +56,41 @@ func readLayout(tx *bolt.Tx) (layout, error) {
 	case s > store.SchemaVersion:
 		return layout{}, fmt.Errorf("%w: version %d", store.ErrNewerSchema, s)
 	}
-	l := layout{schema: store.SchemaVersion, sealed: true}
-	v := tx.Bucket(store.BucketMeta).Get(checksumsKey)
-	if v == nil {
-		return l, nil
+	l := layout{schema: store.Schema(tx), sealed: true, spansFrom: math.MaxUint64}
+	meta := tx.Bucket(store.BucketMeta)
+	if v := meta.Get(checksumsKey); v != nil {
+		b, err := unsealMeta(checksumsKey, v, 24)
+		if err != nil {
+			return l, err
+		}
+		l.wal.LegacyBelow = binary.BigEndian.Uint64(b)
+		l.outputFrom, l.quarantineFrom = binary.BigEndian.Uint64(b[8:]), binary.BigEndian.Uint64(b[16:])
 	}
-	b, err := checksum.Unseal(checksumsKey, v)
-	if err == nil && len(b) != 24 {
-		err = fmt.Errorf("%d bytes, want 24", len(b))
+	if v := meta.Get(spansKey); v != nil && l.schema >= store.PendingSchema {
+		b, err := unsealMeta(spansKey, v, 8)
+		if err != nil {
+			return l, err
+		}
+		l.spansFrom = binary.BigEndian.Uint64(b)
+	}
+	return l, nil
+}
+
+// unsealMeta verifies a sealed meta record of n bytes.
+func unsealMeta(key, v []byte, n int) ([]byte, error) {
+	b, err := checksum.Unseal(key, v)
+	if err == nil && len(b) != n {
+		err = fmt.Errorf("%d bytes, want %d", len(b), n)
 	}
 	if err != nil {
-		return l, &store.CorruptError{Bucket: string(store.BucketMeta), Key: checksumsKey, Reason: err.Error()}
+		return nil, &store.CorruptError{Bucket: string(store.BucketMeta), Key: key, Reason: err.Error()}
 	}
-	l.wal.LegacyBelow = binary.BigEndian.Uint64(b)
-	l.outputFrom, l.quarantineFrom = binary.BigEndian.Uint64(b[8:]), binary.BigEndian.Uint64(b[16:])
-	return l, nil
+	return b, nil
+}
+
+// writeSpansFrom records the first WAL chunk indexed with its spans.
+func writeSpansFrom(tx *bolt.Tx, chunk uint64) error {
+	return tx.Bucket(store.BucketMeta).Put(spansKey, checksum.Seal(spansKey, binary.BigEndian.AppendUint64(nil, chunk)))
 }
 
 // writeChecksumsFrom records where checksums begin.
@@ -115,4 +145,14 @@ func unsealKeyed(bucket, key, v []byte, from uint64) ([]byte, error) {
 // which may be the database's memory, valid only in its transaction.
 func corruptRecord(bucket, key []byte, format string, args ...any) error {
 	return &store.CorruptError{Bucket: string(bucket), Key: bytes.Clone(key), Reason: fmt.Sprintf(format, args...)}
+}
+
+// ensureSpansFrom records, in a database that has no record of it (a new
+// one), that the WAL chunks from next on are indexed with their spans;
+// earlier ones, if any, are then read as if they were not.
+func ensureSpansFrom(tx *bolt.Tx, next uint64) error {
+	if tx.Bucket(store.BucketMeta).Get(spansKey) != nil {
+		return nil
+	}
+	return writeSpansFrom(tx, next)
 }

@@ -29,7 +29,8 @@ type BatchStats struct {
 	// Requests is the number of requests the batch gathered.
 	Requests int
 	// Messages counts the messages and undecodable inputs (Rejects) the
-	// requests carried, whether applied or not.
+	// requests carried, whether applied or not (of a request committed in
+	// parts, see Request, those of this part).
 	Messages int
 	// Totals adds up the requests' results: what became of the
 	// messages.
@@ -63,10 +64,9 @@ func (p *Processor) writeTime() time.Duration {
 
 // observeCommit reports batch w, committed since start, to the Observer.
 func (p *Processor) observeCommit(w *work, start time.Time, written time.Duration) {
-	b := BatchStats{Requests: len(w.reqs), Commit: time.Since(start),
+	b := BatchStats{Requests: len(w.reqs), Messages: w.msgs, Commit: time.Since(start),
 		Write: p.writeTime() - written}
-	for i, r := range w.reqs {
-		b.Messages += len(r.Msgs) + len(r.Rejects)
+	for i := range w.reqs {
 		b.Totals.Add(w.results[i])
 		if err := w.errs[i]; err != nil && refusal(err) {
 			b.Refused++

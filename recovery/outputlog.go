@@ -73,6 +73,15 @@ type outputRecords struct {
 	used   int
 }
 
+// size returns the bytes the records' buffers hold.
+func (o *outputRecords) size() int {
+	n := 0
+	for i := range o.chunks {
+		n += cap(o.chunks[i].body)
+	}
+	return n
+}
+
 func (o *outputRecords) reset(first uint64) {
 	if len(o.chunks) == 0 {
 		o.chunks = append(o.chunks, outputChunk{})

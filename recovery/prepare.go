@@ -41,8 +41,11 @@ func (p *Processor) prepareLoop(sink *sinkWriter) {
 func (p *Processor) encodeWAL(w *work) {
 	for i := range w.accepted {
 		a := &w.accepted[i]
-		w.wal.AddFunc(wal.Entry{Time: a.m.Time(), Arrival: w.firstArrival + uint64(i), Source: a.source,
-			Line: a.line, Offset: a.offset}, func(dst []byte) []byte { return cdc.AppendBinary(dst, a.m) })
+		e := wal.Entry{Time: a.m.Time(), Arrival: w.firstArrival + uint64(i), Source: a.source, Line: a.line, Offset: a.offset}
+		if a.m.Kind == cdc.KindProgress {
+			e.Span = e.Time - a.m.Progress.Lower // indexed from its lower bound (see pending.go)
+		}
+		w.wal.AddFunc(e, func(dst []byte) []byte { return cdc.AppendBinary(dst, a.m) })
 	}
 }
 

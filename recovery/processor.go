@@ -24,6 +24,9 @@ type Processor struct {
 	// Owned by the apply goroutine once started.
 	recv *demangle.Receiver
 	cp   checkpoint
+	// pending keeps what the receiver holds beyond its horizon: the WAL
+	// (see pending.go).
+	pending *walStore
 	// quarantined holds the digests of the quarantined rejects, once a
 	// run quarantines anything (see quarantine_dedup.go).
 	quarantined map[rejectDigest]struct{}
@@ -76,6 +79,12 @@ const workCount = 3
 type request struct {
 	Request
 	pending *Pending
+	// next is the first message not applied yet, and sofar the results of
+	// the batches that applied those before it, when a batch's output
+	// grew past its bound in the middle of the request (see apply): the
+	// rest of it goes in the next batch.
+	next  int
+	sofar Result
 }
 
 // Open opens (creating if needed, unless Options.NoCreate) the database at path, recovers the state
@@ -96,12 +105,12 @@ func Open(path string, opts Options) (*Processor, error) {
 }
 
 func start(db *store.DB, o Options) (*Processor, error) {
-	cp, recv, err := recoverState(db, o)
+	cp, recv, pending, err := recoverState(db, o)
 	if err != nil {
 		return nil, err
 	}
 	p := &Processor{
-		db: db, opts: o, log: o.Logger, recv: recv, cp: cp,
+		db: db, opts: o, log: o.Logger, recv: recv, cp: cp, pending: pending,
 		requests: make(chan *request, 16),
 		prepared: make(chan *work, 1),
 		works:    make(chan *work, workCount),
@@ -127,8 +136,16 @@ func start(db *store.DB, o Options) (*Processor, error) {
 		p.cp.LiveNext = p.cp.NextOutput
 	}
 	p.liveNext = p.cp.LiveNext
+	p.pending.source = p.cp.sourceName // the apply goroutine's checkpoint from now on
+	if err := p.shedIfNeeded(); err != nil {
+		return nil, err
+	}
+	p.stampPending(&p.cp)
 	err = db.Update(func(tx *bolt.Tx) error {
 		if err := store.EnsureID(tx); err != nil {
+			return err
+		}
+		if err := ensureSpansFrom(tx, p.cp.NextChunk); err != nil {
 			return err
 		}
 		p.id = store.ID(tx)

@@ -15,9 +15,12 @@ import (
 // replay. It holds a shared lock and never writes: while a Processor holds
 // the database, OpenReader fails with ErrLocked after the lock timeout.
 type Reader struct {
-	db   *store.DB
-	cp   checkpoint
-	recv *demangle.Receiver
+	db *store.DB
+	cp checkpoint
+	l  layout
+	// recv is the receiver as rebuilt at an open (what it holds in
+	// memory), all the one holding every pending message.
+	recv, all *demangle.Receiver
 	// release ends a Processor.Reader's use of its processor's database,
 	// which Close then leaves open.
 	release func()
@@ -39,6 +42,9 @@ func OpenReader(path string, lockTimeout time.Duration) (*Reader, error) {
 			cp = newCheckpoint(0)
 		}
 		r.cp = cp
+		if r.l, err = readLayout(tx); err != nil {
+			return err
+		}
 		return crossCheck(tx, &cp, ok)
 	})
 	if err != nil {
@@ -75,6 +81,9 @@ func (p *Processor) Reader() (*Reader, error) {
 			cp = newCheckpoint(p.opts.Start)
 		}
 		r.cp = cp
+		if err == nil {
+			r.l, err = readLayout(tx)
+		}
 		return err
 	})
 	if err != nil {
@@ -84,23 +93,28 @@ func (p *Processor) Reader() (*Reader, error) {
 	return r, nil
 }
 
-// receiver rebuilds the receiver state from the WAL, once.
-func (r *Reader) receiver() (*demangle.Receiver, error) {
-	if r.recv != nil {
-		return r.recv, nil
+// receiver rebuilds the receiver as an open does, once: with all, with
+// every pending message in memory.
+func (r *Reader) receiver(all bool) (*demangle.Receiver, error) {
+	p := &r.recv
+	if all {
+		p = &r.all
 	}
-	err := r.db.View(func(tx *bolt.Tx) error {
-		recv, err := replayWAL(tx, &r.cp)
-		r.recv = recv
-		return err
-	})
-	return r.recv, err
+	if *p == nil {
+		recv, _, err := rebuild(r.db, &r.l, &r.cp, 0, all)
+		if err != nil {
+			return nil, err
+		}
+		*p = recv
+	}
+	return *p, nil
 }
 
-// Status returns the state as of the last commit. It replays the pending
-// part of the WAL to say why the frontier is stuck.
+// Status returns the state as of the last commit. It rebuilds the part of
+// the pending state an open holds in memory, to say why the frontier is
+// stuck: about as much work as an open.
 func (r *Reader) Status() (Status, error) {
-	recv, err := r.receiver()
+	recv, err := r.receiver(false)
 	if err != nil {
 		return Status{}, err
 	}
@@ -108,9 +122,10 @@ func (r *Reader) Status() (Status, error) {
 }
 
 // Pending lists each pending time: its expected count, if known, and the
-// distinct updates held.
+// distinct updates held. It reads every pending message into memory (the
+// WAL from the frontier on), however many there are.
 func (r *Reader) Pending() ([]demangle.PendingTime, error) {
-	recv, err := r.receiver()
+	recv, err := r.receiver(true)
 	if err != nil {
 		return nil, err
 	}

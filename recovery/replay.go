@@ -3,29 +3,26 @@ package recovery
 import (
 	"errors"
 	"fmt"
+	"math"
 
-	"github.com/cdclog/cdclog/cdc"
 	"github.com/cdclog/cdclog/demangle"
 	"github.com/cdclog/cdclog/store"
-	"github.com/cdclog/cdclog/wal"
 	bolt "go.etcd.io/bbolt"
 )
 
 // recoverState loads the checkpoint (a new one at start in a new database)
-// and rebuilds the receiver by replaying the WAL from the checkpointed
-// frontier. Every accepted message at or above the frontier is in the WAL
-// and the state depends only on that set, so the rebuilt receiver is the
-// one that committed; replay releasing anything means the two disagree.
+// and rebuilds the receiver as it was at that commit (see rebuild).
 //
-// A database written before checksums is upgraded first (see upgrade). In
-// an existing database, a start that differs from the database's is a
-// *StartError (see adoptStart; o.StartSet makes a zero o.Start count).
-func recoverState(db *store.DB, o Options) (checkpoint, *demangle.Receiver, error) {
+// A database written before the current schema is upgraded first (see
+// upgrade). In an existing database, a start that differs from the
+// database's is a *StartError (see adoptStart; o.StartSet makes a zero
+// o.Start count).
+func recoverState(db *store.DB, o Options) (checkpoint, *demangle.Receiver, *walStore, error) {
 	if err := upgrade(db, o.Logger); err != nil {
-		return checkpoint{}, nil, err
+		return checkpoint{}, nil, nil, err
 	}
 	var cp checkpoint
-	var recv *demangle.Receiver
+	var l layout
 	err := db.View(func(tx *bolt.Tx) error {
 		c, ok, err := loadCheckpoint(tx)
 		if err != nil {
@@ -41,102 +38,48 @@ func recoverState(db *store.DB, o Options) (checkpoint, *demangle.Receiver, erro
 			return err
 		}
 		cp = c
-		recv, err = replayWAL(tx, &cp)
+		l, err = readLayout(tx)
 		return err
 	})
 	if err != nil {
-		return cp, nil, err
+		return cp, nil, nil, err
 	}
-	return cp, recv, nil
+	recv, st, err := rebuild(db, &l, &cp, o.PendingMemory, false)
+	return cp, recv, st, err
 }
 
-func replayWAL(tx *bolt.Tx, cp *checkpoint) (*demangle.Receiver, error) {
+// rebuild makes the receiver of checkpoint cp, with its store, without
+// reading the pending WAL into memory: the checkpoint holds the frontier,
+// the counters and the horizon, the WAL the messages; the receiver loads
+// back what it held in memory, the WAL's entries from the frontier to the
+// horizon (all of them when it had none), in the order they were
+// accepted, as judged then (demangle.Receiver.Restore). With all set,
+// everything pending is loaded, the horizon ignored (inspect pending).
+//
+// Every accepted message at or above the frontier is in the WAL, and what
+// the receiver holds about a time depends only on the messages about it in
+// the order they were accepted, so the rebuilt receiver is the one that
+// committed; a receiver that releases anything means the two disagree.
+func rebuild(db *store.DB, l *layout, cp *checkpoint, budget int64, all bool) (*demangle.Receiver, *walStore, error) {
+	st := newWALStore(db, l, cp.sourceName)
 	recv := demangle.Resume(cp.Frontier, cp.Done)
-	// Decoding runs on a goroutine of its own while this one pushes, so
-	// recovery uses both cores. Decoded data aliases the database's memory,
-	// valid while tx is open, which it is until both are done.
-	batches := make(chan []replayed, 4)
-	stop := make(chan struct{})
-	scanErr := make(chan error, 1)
-	go func() {
-		defer close(batches)
-		// bbolt panics on a damaged page; on this goroutine the guard
-		// around the read transaction would not see it.
-		scanErr <- store.Guard(func() error { return decodeWAL(tx, cp, batches, stop) })
-	}()
-	err := pushReplayed(recv, batches)
-	close(stop)
-	for range batches { // let the decoder finish before tx closes
+	if all {
+		budget = math.MaxInt64
 	}
-	if serr := <-scanErr; err == nil && !errors.Is(serr, errStop) {
-		err = serr
+	recv.UseStore(st, budget)
+	err := db.View(func(tx *bolt.Tx) error { return st.rescan(tx, cp.Frontier) })
+	if err == nil {
+		h := cp.horizon()
+		h.Spilled = h.Spilled && !all
+		err = recv.Restore(h)
 	}
-	if err != nil {
-		return nil, err
+	switch {
+	case errors.Is(err, demangle.ErrStore):
+		return nil, nil, fmt.Errorf("rebuilding the pending state: %w", err)
+	case err != nil:
+		return nil, nil, fmt.Errorf("%w: rebuilding the pending state: %w", ErrInconsistent, err)
 	}
+	recv.Deferred() // found and reported before the checkpoint
 	recv.SetStats(cp.Stats)
-	return recv, nil
-}
-
-// replayed is one decoded WAL entry.
-type replayed struct {
-	m       cdc.Message
-	at      cdc.Pos
-	arrival uint64
-}
-
-const replayBatch = 1024
-
-// decodeWAL sends the WAL entries from the checkpointed frontier on, in
-// batches; it returns errStop when stop closes first.
-func decodeWAL(tx *bolt.Tx, cp *checkpoint, batches chan<- []replayed, stop <-chan struct{}) error {
-	batch := make([]replayed, 0, replayBatch)
-	send := func() error {
-		select {
-		case batches <- batch:
-			batch = make([]replayed, 0, replayBatch)
-			return nil
-		case <-stop:
-			return errStop
-		}
-	}
-	l, err := readLayout(tx)
-	if err != nil {
-		return err
-	}
-	err = l.wal.Scan(tx, cp.Frontier, func(e *wal.Entry) error {
-		r := replayed{arrival: e.Arrival,
-			at: cdc.Pos{Source: cp.sourceName(e.Source), Line: int64(e.Line), Offset: int64(e.Offset)}}
-		if _, err := cdc.ParseBinary(e.Body, &r.m); err != nil {
-			return fmt.Errorf("%w: WAL entry %d: %v", ErrCorrupt, e.Arrival, err)
-		}
-		batch = append(batch, r)
-		if len(batch) == replayBatch {
-			return send()
-		}
-		return nil
-	})
-	if err == nil && len(batch) > 0 {
-		err = send()
-	}
-	return err
-}
-
-// pushReplayed pushes the decoded entries; none may be refused or release
-// output, since the checkpoint was written with all of them pushed.
-func pushReplayed(recv *demangle.Receiver, batches <-chan []replayed) error {
-	var out []cdc.Message
-	for batch := range batches {
-		for i := range batch {
-			r := &batch[i]
-			var err error
-			if out, _, err = recv.Push(out, &r.m, r.at); err != nil {
-				return fmt.Errorf("%w: replaying WAL entry %d: %v", ErrInconsistent, r.arrival, err)
-			}
-			if len(out) > 0 {
-				return fmt.Errorf("%w: replaying WAL entry %d released output past the checkpoint", ErrInconsistent, r.arrival)
-			}
-		}
-	}
-	return nil
+	return recv, st, nil
 }

@@ -31,6 +31,19 @@ func canonicalData(msgs []cdc.Message) ([]cdc.Message, error) {
 }
 
 // Request is one call's worth of messages for Submit.
+//
+// A request is committed with the group commit that gathers it, except one
+// whose messages release more than a batch's output bound (twice
+// Options.BatchMessages records or BatchBytes bytes, such as progress that
+// completes many held times at once): it is committed in parts, in
+// consecutive batches, each ending once the output reaches the bound, so
+// that memory stays bounded whatever a message releases. Its Cursor is
+// committed, and its result delivered, with the last part. Should a
+// storage failure stop the processor in between, the request fails with
+// ErrFailed and its Result counts the messages of the parts committed
+// (Applied: they are the first ones); sending the request again, or
+// resuming from its cursor, is harmless, since the committed messages are
+// then duplicates.
 type Request struct {
 	// Msgs are the messages to push, in order; Pos, when not nil, gives
 	// each one's position (for errors, quarantine and the WAL).

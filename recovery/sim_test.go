@@ -26,6 +26,12 @@ import (
 //     a random size, from a mangled stream with protocol violations mixed
 //     in (policy Fail: the call stops at the violation, the producer skips
 //     the message and sends the rest again);
+//   - in most runs a pending-state budget of a few hundred or thousand
+//     bytes, so that the receiver keeps most of what is pending on disk
+//     and loads it back (a violation by a message accepted beyond its
+//     horizon is then reported later, Deferred: the producer sends again
+//     what follows the message that made it load, and the model, which
+//     refused the message when it came, must have refused that one);
 //   - a sink fault (a short write, a sync that does not happen, a sync
 //     that happens but fails), which fails the batch's commit, since the
 //     transaction waits for the output file; bbolt's own commit cannot be
@@ -79,22 +85,28 @@ type sim struct {
 	// the order the processor applied it; want is its output, encoded.
 	model *demangle.Receiver
 	want  []byte
+	// owed are the messages the model refused but the processor took:
+	// beyond its horizon, to report as a deferred violation later.
+	owed  map[string]int
 	steps []string // for the failure message
 	stats simStats
 }
 
 type simStats struct {
-	requests, violations, faults, failures, crashes, reopens int
+	requests, violations, deferred, faults, failures, crashes, reopens int
 }
 
 func newSim(t *testing.T, seed uint64) *sim {
 	rng := rand.New(rand.NewPCG(seed, 0x5157))
-	s := &sim{t: t, seed: seed, rng: rng, path: dbPath(t), sink: &simSink{}, model: demangle.New(0)}
+	s := &sim{t: t, seed: seed, rng: rng, path: dbPath(t), sink: &simSink{}, model: demangle.New(0), owed: map[string]int{}}
 	format := cdc.JSONL
 	if rng.IntN(3) == 0 {
 		format = cdc.Msgpack
 	}
 	s.opts = Options{Sink: s.sink, SinkName: "sim-out", SinkFormat: format, NoSync: true, Logger: quietLogger()}
+	if rng.IntN(3) != 0 {
+		s.opts.PendingMemory = int64(1 + rng.IntN(4000))
+	}
 	s.pending = simStream(rng)
 	return s
 }
@@ -135,8 +147,20 @@ func (s *sim) run() {
 	if len(s.want) == 0 {
 		s.fatalf("the model released nothing: the stream is too short to test anything")
 	}
-	s.t.Logf("seed %d: %d requests, %d violations, %d sink faults armed, %d failures, %d power cuts, %d reopens, %d output bytes in %s",
-		s.seed, s.stats.requests, s.stats.violations, s.stats.faults, s.stats.failures, s.stats.crashes, s.stats.reopens, len(s.want), s.opts.SinkFormat)
+	// Re-derived from the WAL alone, duplicates and violations found
+	// beyond the horizon included, the output is the stored one.
+	r, err := OpenReader(s.path, 0)
+	if err != nil {
+		s.fatalf("open read-only: %v", err)
+	}
+	v, err := r.Verify()
+	r.Close()
+	if err != nil || !v.Match {
+		s.fatalf("verify: %+v, %v", v, err)
+	}
+	s.t.Logf("seed %d: %d requests, %d violations (%d deferred), %d sink faults armed, %d failures, %d power cuts, %d reopens, %d output bytes in %s, pending memory %d",
+		s.seed, s.stats.requests, s.stats.violations, s.stats.deferred, s.stats.faults, s.stats.failures, s.stats.crashes, s.stats.reopens,
+		len(s.want), s.opts.SinkFormat, s.opts.PendingMemory)
 }
 
 // open opens the database with a random batch size and checks it against
@@ -210,6 +234,21 @@ func (s *sim) submitRound() (failed bool) {
 		case err == nil:
 			s.acknowledged(r.msgs, -1)
 			s.logf("appended %d messages, %d output records", len(r.msgs), res.Output)
+		case isDeferred(err):
+			// A message taken earlier, beyond the horizon, is dropped now;
+			// the messages up to the one that loaded it are committed.
+			var v *demangle.ViolationError
+			errors.As(err, &v)
+			s.acknowledged(r.msgs[:res.Applied], -1) // the message may be among them
+			key := v.Msg.String()
+			if s.owed[key] == 0 {
+				s.fatalf("deferred violation by %v, which the model took", v.Msg)
+			}
+			s.owed[key]--
+			resend = append(resend, r.msgs[res.Applied:]...)
+			s.stats.violations++
+			s.stats.deferred++
+			s.logf("deferred violation by %v after %d of %d messages", v.Msg, res.Applied, len(r.msgs))
 		case demangle.IsViolation(err):
 			// Messages before the violation are committed; the producer
 			// drops the bad one and sends the rest again.
@@ -221,7 +260,10 @@ func (s *sim) submitRound() (failed bool) {
 			s.stats.violations++
 			s.logf("violation at %d of %d messages", res.Applied, len(r.msgs))
 		case errors.Is(err, ErrFailed):
-			resend = append(resend, r.msgs...)
+			// A request that released more than a batch's output bound
+			// may have had its first parts committed (Result.Applied).
+			s.acknowledged(r.msgs[:res.Applied], -1)
+			resend = append(resend, r.msgs[res.Applied:]...)
 			if !failed {
 				s.stats.failures++
 			}
@@ -249,6 +291,10 @@ func (s *sim) acknowledged(msgs []cdc.Message, bad int) {
 			}
 			s.render(out)
 			return
+		case err != nil && s.opts.PendingMemory > 0 && demangle.IsViolation(err):
+			// Taken beyond the horizon: reported when loaded.
+			s.owed[msgs[i].String()]++
+			s.logf("the model refuses %v, taken beyond the horizon", msgs[i])
 		case err != nil:
 			s.fatalf("the processor took %v, the model refuses it: %v", msgs[i], err)
 		}
@@ -296,6 +342,11 @@ func (s *sim) check() {
 	if pf != mf || pdone != mdone {
 		s.fatalf("frontier %d (done %v), the model's %d (done %v)", pf, pdone, mf, mdone)
 	}
+}
+
+func isDeferred(err error) bool {
+	var v *demangle.ViolationError
+	return errors.As(err, &v) && v.Deferred
 }
 
 func firstDiff(a, b []byte) int {

@@ -15,11 +15,15 @@ type receiverState struct {
 	stuck          demangle.Stuck
 	pendingTimes   int
 	pendingUpdates int
+	horizon        uint64
+	spilled        bool
+	cold           int64
 }
 
 func captureReceiver(r *demangle.Receiver) receiverState {
 	t, u := r.PendingSize()
-	return receiverState{stuck: r.Stuck(), pendingTimes: t, pendingUpdates: u}
+	h, spilled := r.Horizon()
+	return receiverState{stuck: r.Stuck(), pendingTimes: t, pendingUpdates: u, horizon: h, spilled: spilled, cold: r.Cold()}
 }
 
 // Status is a snapshot of a database's state: what `cdclog inspect status`
@@ -44,6 +48,14 @@ type Status struct {
 
 	PendingTimes   int `json:"pending_times"`
 	PendingUpdates int `json:"pending_updates"`
+	// MemoryHorizon, when not nil, is the first time whose pending
+	// messages are held only on disk, in the WAL (see "The pending state
+	// on disk" in the package documentation): PendingTimes and
+	// PendingUpdates count what is below it, and PendingOnDisk the
+	// messages accepted at or beyond it, duplicates included, that are not
+	// deduplicated and checked yet.
+	MemoryHorizon *uint64 `json:"memory_horizon"`
+	PendingOnDisk int64   `json:"pending_on_disk"`
 
 	AcceptedUpdates  uint64 `json:"accepted_updates"`
 	AcceptedProgress uint64 `json:"accepted_progress"`
@@ -78,9 +90,10 @@ type WALStatus struct {
 	Entries uint64 `json:"entries"`
 	Chunks  int    `json:"chunks"`
 	Bytes   int64  `json:"bytes"`
-	// MinTime and MaxTime bound the logged messages' times (nil when the
-	// log is empty); Floor is the frontier of the last gc, below which the
-	// log holds nothing.
+	// MinTime and MaxTime bound the times the logged messages speak
+	// about, a progress statement's lower bound included (nil when the
+	// log is empty; see wal.Stats); Floor is the frontier of the last
+	// gc, below which the log holds nothing.
 	MinTime *uint64 `json:"min_time"`
 	MaxTime *uint64 `json:"max_time"`
 	Floor   uint64  `json:"floor"`
@@ -89,13 +102,17 @@ type WALStatus struct {
 func buildStatus(db *store.DB, cp *checkpoint, rs receiverState) (Status, error) {
 	s := Status{
 		Path: db.Path(), Frontier: cp.Frontier, Complete: cp.Done,
-		PendingTimes: rs.pendingTimes, PendingUpdates: rs.pendingUpdates,
+		PendingTimes: rs.pendingTimes, PendingUpdates: rs.pendingUpdates, PendingOnDisk: rs.cold,
 		AcceptedUpdates: cp.Stats.Updates, AcceptedProgress: cp.Stats.Progress,
 		Duplicates: cp.Stats.Duplicates, Stale: cp.Stats.Stale, Violations: cp.Stats.Violations,
 		Skipped: cp.Skipped, Quarantined: cp.Quarantined,
 		OutputRecords: cp.NextOutput - 1, OutputFrom: cp.outputFrom(), EmittedUpdates: cp.Stats.EmittedUpdates, EmittedTimes: cp.Stats.EmittedTimes,
 		OutputFile: cp.Sink.Name, OutputFileBytes: cp.Sink.Size,
 		Reason: rs.stuck.String(),
+	}
+	if rs.spilled {
+		h := rs.horizon
+		s.MemoryHorizon = &h
 	}
 	if cp.Committed != 0 {
 		s.LastCheckpoint = time.Unix(0, cp.Committed).UTC().Format(time.RFC3339Nano)

@@ -13,7 +13,8 @@ import "encoding/json"
 //     progress statement gives a time: those fields are decimal strings
 //     ("frontier": "18446744073709551614"), as in the proto3 JSON mapping
 //     of 64-bit integers. They are frontier, first_incomplete_time,
-//     expected_updates, wal.min_time, wal.max_time and wal.floor. Every
+//     expected_updates, memory_horizon, wal.min_time, wal.max_time and
+//     wal.floor. Every
 //     other integer counts what cdclog itself stored or holds (messages,
 //     records, updates, bytes) and stays a number: each grows by at most
 //     one per message accepted or byte written, and 2^53 messages at 20
@@ -34,8 +35,10 @@ type statusJSON struct {
 	HeldUpdates         int     `json:"held_updates"`
 	Reason              string  `json:"reason"`
 
-	PendingTimes   int `json:"pending_times"`
-	PendingUpdates int `json:"pending_updates"`
+	PendingTimes   int     `json:"pending_times"`
+	PendingUpdates int     `json:"pending_updates"`
+	MemoryHorizon  *uint64 `json:"memory_horizon,string"`
+	PendingOnDisk  int64   `json:"pending_on_disk"`
 
 	AcceptedUpdates  uint64 `json:"accepted_updates"`
 	AcceptedProgress uint64 `json:"accepted_progress"`
@@ -77,6 +80,7 @@ func (s Status) MarshalJSON() ([]byte, error) {
 		Complete: s.Complete, FirstIncompleteTime: s.FirstIncompleteTime, Waiting: s.Waiting,
 		ExpectedUpdates: s.ExpectedUpdates, HeldUpdates: s.HeldUpdates, Reason: s.Reason,
 		PendingTimes: s.PendingTimes, PendingUpdates: s.PendingUpdates,
+		MemoryHorizon: s.MemoryHorizon, PendingOnDisk: s.PendingOnDisk,
 		AcceptedUpdates: s.AcceptedUpdates, AcceptedProgress: s.AcceptedProgress,
 		Duplicates: s.Duplicates, Stale: s.Stale, Violations: s.Violations, Skipped: s.Skipped, Quarantined: s.Quarantined,
 		WAL: walStatusJSON{Entries: s.WAL.Entries, Chunks: s.WAL.Chunks, Bytes: s.WAL.Bytes,
@@ -107,6 +111,7 @@ func (s *Status) UnmarshalJSON(b []byte) error {
 		Complete: j.Complete, FirstIncompleteTime: j.FirstIncompleteTime, Waiting: j.Waiting,
 		ExpectedUpdates: j.ExpectedUpdates, HeldUpdates: j.HeldUpdates, Reason: j.Reason,
 		PendingTimes: j.PendingTimes, PendingUpdates: j.PendingUpdates,
+		MemoryHorizon: j.MemoryHorizon, PendingOnDisk: j.PendingOnDisk,
 		AcceptedUpdates: j.AcceptedUpdates, AcceptedProgress: j.AcceptedProgress,
 		Duplicates: j.Duplicates, Stale: j.Stale, Violations: j.Violations, Skipped: j.Skipped, Quarantined: j.Quarantined,
 		WAL: WALStatus{Entries: j.WAL.Entries, Chunks: j.WAL.Chunks, Bytes: j.WAL.Bytes,

@@ -8,7 +8,10 @@
 //	meta        "magic" = "cdclog", "schema" = schema version (8 bytes, big-endian),
 //	            "created" = RFC 3339 creation time,
 //	            "id" = 16 random bytes naming the database (see ID), and in a
-//	            database upgraded from schema 1, "checksums_from" (below)
+//	            database upgraded from schema 1, "checksums_from" (below), and
+//	            "spans_from" (schema 3: the first WAL chunk whose index
+//	            record starts at its statements' lower bounds; package
+//	            recovery)
 //	wal         the write-ahead log's index, by time (package wal)
 //	walseq      the write-ahead log's chunks of messages, by arrival (package wal)
 //	checkpoint  "state": the processor's checkpoint (package recovery)
@@ -93,12 +96,15 @@
 //	checkpoint  CRC (4 bytes BE), the msgpack checkpoint
 //	quarantine  CRC (4 bytes BE), the msgpack record
 //	consumers   CRC (4 bytes BE), the next sequence number (8 bytes BE)
-//	meta        "checksums_from": CRC (4 bytes BE), three 8-byte BE numbers
+//	meta        "checksums_from": CRC (4 bytes BE), three 8-byte BE numbers;
+//	            "spans_from": CRC (4 bytes BE), one 8-byte BE number
 //
 // ("CRC, then payload" is internal/checksum's sealed value.) The meta
 // bucket's other records are not checksummed: a flip in "schema" makes it
-// 0 or 3 (refused) or a large number (newer), and "magic" and "created"
-// are not used for answers. Every read verifies what it reads (opening for
+// 0 (refused) or a large number (newer), or turns 2 into 3, which reads as
+// a schema 3 database without "spans_from", that is one whose every WAL
+// chunk is taken as written before schema 3 (package recovery reads
+// those conservatively); "magic" and "created" are not used for answers. Every read verifies what it reads (opening for
 // ingest, inspect, replay, replay --verify and --rederive, gc), and a
 // mismatch is a *CorruptError naming the bucket and key and wrapping
 // ErrCorrupt; 'cdclog check' reads every record. Package recovery also

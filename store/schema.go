@@ -13,10 +13,20 @@ import (
 //	2  every record read back carries a CRC-32C (see the package
 //	   documentation); a database of version 1 is upgraded to 2 in place
 //	   by the first process that opens it for writing (package recovery)
+//	3  the pending state is on disk (package recovery: "The pending state
+//	   on disk"): a WAL chunk's index record starts at the earliest time
+//	   its entries speak about, a progress statement's lower bound
+//	   included, from the chunk named in meta "spans_from" on; the
+//	   checkpoint may hold a memory horizon, and the WAL entries beyond
+//	   it, not judged yet, may repeat or contradict one another. An older
+//	   database is upgraded to 3 the same way.
 const (
 	OldestSchema = 1
 	// ChecksumSchema is the first version whose records carry checksums.
 	ChecksumSchema = 2
+	// PendingSchema is the first version that keeps the pending state
+	// on disk.
+	PendingSchema = 3
 )
 
 // SetSchema records schema version v in meta. It is for the upgrade of an

@@ -16,7 +16,7 @@ import (
 
 // SchemaVersion is the layout version this build writes. It reads every
 // version from OldestSchema on (see the package documentation).
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // magic marks a bbolt file as cdclog's.
 const magic = "cdclog"

@@ -23,7 +23,7 @@ type Batch struct {
 type chunkBuf struct {
 	buf                   []byte
 	count                 int
-	first, last           uint64 // the smallest and largest time
+	first, last           uint64 // the smallest Time - Span and the largest Time
 	baseTime, baseArrival uint64 // the first entry's
 }
 
@@ -41,10 +41,11 @@ func (b *Batch) Add(e Entry) {
 // is given (e.Body is ignored): the caller encodes the body in place.
 func (b *Batch) AddFunc(e Entry, appendBody func([]byte) []byte) {
 	c := b.current()
+	from := e.Time - min(e.Span, e.Time)
 	if c.count == 0 {
-		c.baseTime, c.baseArrival, c.first, c.last = e.Time, e.Arrival, e.Time, e.Time
+		c.baseTime, c.baseArrival, c.first, c.last = e.Time, e.Arrival, from, e.Time
 	}
-	c.first, c.last = min(c.first, e.Time), max(c.last, e.Time)
+	c.first, c.last = min(c.first, from), max(c.last, e.Time)
 	c.buf = binary.AppendUvarint(c.buf, zigzag(int64(e.Time-c.baseTime)))
 	c.buf = binary.AppendUvarint(c.buf, zigzag(int64(e.Arrival-c.baseArrival)))
 	c.buf = binary.AppendUvarint(c.buf, e.Source)
@@ -98,6 +99,15 @@ func (c *chunkBuf) value(batch, seq uint64) []byte {
 // in has ended.
 func (b *Batch) Reset() { b.used = 0 }
 
+// Cap returns the bytes the batch's buffers hold, written or not.
+func (b *Batch) Cap() int {
+	n := 0
+	for i := range b.chunks {
+		n += cap(b.chunks[i].buf)
+	}
+	return n
+}
+
 // Len returns the number of entries in the batch.
 func (b *Batch) Len() int {
 	n := 0
@@ -105,6 +115,17 @@ func (b *Batch) Len() int {
 		n += b.chunks[i].count
 	}
 	return n
+}
+
+// Chunks returns what the index records of the batch's chunks say, the
+// chunks numbered from nextChunk on as Write numbers them.
+func (b *Batch) Chunks(nextChunk uint64) []ChunkInfo {
+	out := make([]ChunkInfo, b.used)
+	for i := range b.chunks[:b.used] {
+		c := &b.chunks[i]
+		out[i] = ChunkInfo{Seq: nextChunk + uint64(i), First: c.first, Last: c.last}
+	}
+	return out
 }
 
 // Write stores the batch in tx as chunks numbered from nextChunk on, and

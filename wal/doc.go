@@ -20,6 +20,15 @@
 //	bucket walseq:  key   = chunk sequence (8 bytes BE)
 //	                value = chunk (below)
 //
+// The first time is the smallest Time - Span of the chunk's entries: the
+// earliest time any of them speaks about (Entry.Span: a progress
+// statement also speaks about the times from its lower bound on), so that
+// a reader can tell which chunks may hold something about a range of
+// times (ChunkInfo, Log.Chunks, Log.ReadChunk; package recovery's pending
+// state). Chunks written before that (schema 2 and earlier) have the
+// smallest Time there; package recovery records where the new meaning
+// begins.
+//
 // A chunk (version 3, the one written) is: the version byte 3, a CRC-32C
 // (4 bytes BE), uvarint batch, entry count (2 bytes BE), uvarint time and
 // uvarint arrival of the first entry, then per entry: uvarint zigzag(time

@@ -187,6 +187,68 @@ func (l Log) eachEntry(k, body []byte, x *index, fn func(*Entry) error) error {
 	}
 }
 
+// ChunkInfo is what a chunk's index record says of it.
+type ChunkInfo struct {
+	// Seq is the chunk's sequence number.
+	Seq uint64
+	// First and Last bound the times its entries speak about: First is
+	// the smallest Time - Span (in chunks written before spans were
+	// indexed, the smallest Time), Last the largest Time.
+	First, Last uint64
+}
+
+// Chunks calls fn, in index order, for every chunk whose last time is at
+// least from: the chunks that Scan(from) reads. Each index record is
+// verified (and the one before the first, as Scan does).
+func (l Log) Chunks(tx *bolt.Tx, from uint64, fn func(ChunkInfo) error) error {
+	wal, _, err := buckets(tx)
+	if err != nil {
+		return err
+	}
+	c := wal.Cursor()
+	seek := binary.BigEndian.AppendUint64(nil, from)
+	c.Seek(seek)
+	if k, v := c.Prev(); k != nil {
+		if _, err := l.readIndex(k, v); err != nil {
+			return err
+		}
+	}
+	for k, v := c.Seek(seek); k != nil; k, v = c.Next() {
+		x, err := l.readIndex(k, v)
+		if err != nil {
+			return err
+		}
+		if err := fn(ChunkInfo{Seq: binary.BigEndian.Uint64(k[8:]), First: x.first, Last: x.last}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ReadChunk calls fn for each entry of one chunk, in arrival order,
+// verifying the chunk and its index record as Scan does. A chunk that
+// is not there is a *store.CorruptError.
+func (l Log) ReadChunk(tx *bolt.Tx, ci ChunkInfo, fn func(*Entry) error) error {
+	wal, seq, err := buckets(tx)
+	if err != nil {
+		return err
+	}
+	k := walKey(ci.Last, ci.Seq)
+	v := wal.Get(k)
+	if v == nil {
+		return corrupt(bucketWAL, k, "no index record for a chunk the log listed")
+	}
+	x, err := l.readIndex(k, v)
+	if err != nil {
+		return err
+	}
+	body := seq.Get(k[8:])
+	if body == nil {
+		return corrupt(bucketWAL, k, "the chunk it indexes is missing")
+	}
+	return l.eachEntry(k[8:], body, &x, fn)
+}
+
 // ScanArrival calls fn for every entry in the order it was appended: the
 // chunks in sequence, each in arrival order. Each chunk is verified.
 func (l Log) ScanArrival(tx *bolt.Tx, fn func(*Entry) error) error {
@@ -240,7 +302,8 @@ type Stats struct {
 	Entries uint64
 	// Bytes is the size of the log's keys and values (chunks and index).
 	Bytes int64
-	// MinTime and MaxTime bound the entries' times; zero when empty.
+	// MinTime and MaxTime bound the times the entries speak about
+	// (MinTime counts their spans, see ChunkInfo.First); zero when empty.
 	MinTime, MaxTime uint64
 }
 

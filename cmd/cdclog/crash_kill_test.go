@@ -65,6 +65,9 @@ type crashVariant struct {
 	split   int  // split the input into this many files (0: one file)
 	stdin   bool // feed the input through a pipe, from the start each run
 	slowest float64
+	// pendingMemory, when set, is the child's pending-state budget
+	// (CDCLOG_PENDING_MEMORY), and that of the reopens in between.
+	pendingMemory int64
 }
 
 // TestIngestSurvivesKillAtRandomInstants kills ingest at random instants,
@@ -242,6 +245,9 @@ func (k *killer) start(trigger func(time.Duration) bool) testbin.Result {
 		stdin = struct{ io.Reader }{f} // a pipe, as from cat, not the file itself
 	}
 	cmd, stdout, stderr := testbin.Command(t, stdin, k.args...)
+	if k.v.pendingMemory > 0 {
+		cmd.Env = append(os.Environ(), fmt.Sprintf("CDCLOG_PENDING_MEMORY=%d", k.v.pendingMemory))
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), testbin.DefaultTimeout)
 	defer cancel()
 	r, err := testbin.KillWhen(ctx, cmd, stdout, stderr, trigger)
@@ -277,7 +283,8 @@ func (k *killer) afterKill(attempt int, how string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := recovery.Open(k.db, recovery.Options{Sink: sink, SinkName: abs(t, k.out), SinkFormat: k.v.format, Logger: quietLogger()})
+	p, err := recovery.Open(k.db, recovery.Options{Sink: sink, SinkName: abs(t, k.out), SinkFormat: k.v.format, Logger: quietLogger(),
+		PendingMemory: k.v.pendingMemory})
 	if err != nil {
 		t.Fatalf("after kill %d (%s): reopen: %v", k.kills, how, err)
 	}

@@ -73,6 +73,9 @@ func writeStatusText(w io.Writer, v *statusView) error {
 	kv.add("why incomplete", s.Reason)
 	kv.add("pending times", strconv.Itoa(s.PendingTimes))
 	kv.add("pending updates", strconv.Itoa(s.PendingUpdates))
+	if s.MemoryHorizon != nil {
+		kv.add("pending on disk", fmt.Sprintf("%d messages from time %s on, not deduplicated yet", s.PendingOnDisk, u64(*s.MemoryHorizon)))
+	}
 	kv.add("accepted updates", u64(s.AcceptedUpdates))
 	kv.add("accepted progress", u64(s.AcceptedProgress))
 	kv.add("duplicates dropped", u64(s.Duplicates))
