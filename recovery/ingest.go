@@ -9,7 +9,7 @@ import (
 // Default limits of one read from a Source (see IngestOptions).
 const (
 	DefaultReadMessages = 4096
-	DefaultReadBytes    = 4 << 20
+	DefaultReadBytes    = 1 << 20
 	DefaultInFlight     = 16
 )
 
@@ -21,7 +21,9 @@ type IngestOptions struct {
 	// means what it says.
 	ReadMessages int
 	// ReadBytes bounds the input bytes of one read (for a source that
-	// counts them): 0 means DefaultReadBytes.
+	// counts them): 0 means DefaultReadBytes. With InFlight reads it
+	// bounds the input held before its commit: 16 MiB by default, whatever
+	// the size of the messages (4,096 ordinary messages are far less).
 	ReadBytes int
 	// InFlight bounds the reads submitted and not yet committed, so that
 	// decoding, the receiver and the commits overlap: 0 means
