@@ -186,7 +186,7 @@
 // accepted unjudged, logged like any other, and kept in memory only until
 // its batch commits; as the frontier comes near, the receiver loads windows
 // of times back from the WAL and judges what it finds in the order it was
-// accepted (by arrival number). The store that does this (pending.go) reads
+// accepted (by arrival number). The store that does this (walstore.go) reads
 // WAL chunks, not the index's key range: a chunk is indexed under its last
 // time, but since schema 3 its index record also starts at the earliest time
 // its entries speak about, a progress statement's lower bound included
