@@ -1,10 +1,13 @@
 package recovery
 
 import (
+	"bytes"
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/cdclog/cdclog/cdc"
+	"github.com/cdclog/cdclog/demangle"
 )
 
 func TestTheSameRejectIsQuarantinedOnce(t *testing.T) {
@@ -48,5 +51,52 @@ func TestTheSameRejectIsQuarantinedOnce(t *testing.T) {
 	r.Quarantine(func(*QuarantineRecord) error { n++; return nil })
 	if n != 3 {
 		t.Fatalf("%d quarantine records, want 3", n)
+	}
+}
+
+// A protocol violation is one reject whoever meets it: the durable
+// processor's quarantine record, its error under policy Fail and the
+// in-memory receiver's (cdclog demangle, through demangle.RejectOf) give
+// the same position, bytes and reason, in the receiver's words.
+func TestAViolationIsRejectedAsTheReceiverWordsIt(t *testing.T) {
+	first, bad := cdc.NewUpdate([]byte(`"k"`), 1, 1), cdc.NewUpdate([]byte(`"k"`), 1, -1)
+	pos := []cdc.Pos{{Source: "in.jsonl", Line: 1}, {Source: "in.jsonl", Line: 2, Offset: 40}}
+
+	recv := demangle.New(0)
+	if _, _, err := recv.Push(nil, &first, pos[0]); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := recv.Push(nil, &bad, pos[1])
+	if !demangle.IsViolation(err) {
+		t.Fatalf("the receiver took the conflicting diff: %v", err)
+	}
+	want := demangle.RejectOf(&bad, pos[1], err)
+	if want.String() != err.Error() {
+		t.Fatalf("the reject reads %q, the receiver's error %q", want.String(), err.Error())
+	}
+
+	path := dbPath(t)
+	p := openTest(t, path, Options{OnError: cdc.Quarantine})
+	res, err := p.Append(context.Background(), []cdc.Message{first, bad}, pos)
+	p.Close()
+	if err != nil || res.Quarantined != 1 {
+		t.Fatalf("quarantine: %+v, %v", res, err)
+	}
+	r, err := OpenReader(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []cdc.Reject
+	r.Quarantine(func(q *QuarantineRecord) error { got = append(got, q.Reject); return nil })
+	r.Close()
+	if len(got) != 1 || got[0].String() != want.String() || !bytes.Equal(got[0].Raw, want.Raw) || got[0].Pos != want.Pos {
+		t.Fatalf("quarantined %+v, want %+v", got, want)
+	}
+
+	p = openTest(t, dbPath(t), Options{})
+	defer p.Close()
+	_, err = p.Append(context.Background(), []cdc.Message{first, bad}, pos)
+	if err == nil || !strings.Contains(err.Error(), want.String()) {
+		t.Fatalf("under fail: %v, want an error reading %q", err, want.String())
 	}
 }
