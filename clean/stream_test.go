@@ -147,7 +147,9 @@ func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk ful
 
 type failingRejects struct{}
 
-func (failingRejects) Write(*cdc.Reject) error { return errors.New("q.jsonl: write quarantine: disk full") }
+func (failingRejects) Write(*cdc.Reject) error {
+	return errors.New("q.jsonl: write quarantine: disk full")
+}
 
 func TestStreamStopsWhenItCannotWrite(t *testing.T) {
 	_, err := Stream(context.Background(), cdc.NewReader(strings.NewReader(lines(upB0, prog0)), cdc.JSONL, "in"),
