@@ -5,6 +5,10 @@
 // the on-error policy to what cannot be decoded and to what the receiver
 // rejects, and writes what the receiver releases with a cdc.Writer.
 //
+// Convert is the same kind of pass for `cdclog convert`: a naive stream
+// (updates, and finish messages that close every time up to theirs) in,
+// the CDC stream out, consolidated.
+//
 // Package demangle is the receiver itself, a state machine with no I/O;
 // clean is the loop around it for a stream read once, from start to end.
 // The durable processor (package recovery) runs the same receiver with
