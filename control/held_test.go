@@ -66,3 +66,34 @@ func TestGCRunsOnlineInTheHolderAndCompactsAtRest(t *testing.T) {
 		t.Fatalf("gc at rest: %+v by %+v, want compacted here", res, held)
 	}
 }
+
+func TestDeleteConsumerAsksTheHolderAndDeletesAtRestOtherwise(t *testing.T) {
+	p, s, db := running(t, t.TempDir(), stream(10))
+	for _, name := range []string{"audit", "billing"} {
+		c, err := p.Consumer(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+	}
+	held, err := DeleteConsumer(context.Background(), db, "audit", 0)
+	if err != nil || held == nil || held.Info.PID != os.Getpid() {
+		t.Fatalf("delete in the holder: by %+v, %v", held, err)
+	}
+	if cs, _ := p.Consumers(); len(cs) != 1 || cs[0].Name != "billing" {
+		t.Fatalf("consumers after deleting audit: %+v", cs)
+	}
+	s.Close()
+	p.Close()
+	if held, err = DeleteConsumer(context.Background(), db, "billing", 0); err != nil || held != nil {
+		t.Fatalf("delete at rest: by %+v, %v", held, err)
+	}
+	r, err := recovery.OpenReader(db, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if cs, _ := r.Consumers(); len(cs) != 0 {
+		t.Fatalf("consumers after deleting billing at rest: %+v", cs)
+	}
+}

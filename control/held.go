@@ -84,3 +84,26 @@ type Holder struct {
 	Info   Info
 	Socket string
 }
+
+// DeleteConsumer deletes the named consumer from the database at path
+// (recovery.DeleteConsumer). While a running cdclog holds the database,
+// that process deletes it, and DeleteConsumer returns who it was; a
+// holder that stops meanwhile, or one without a control socket, is
+// waited for up to timeout, and the consumer deleted at rest.
+func DeleteConsumer(ctx context.Context, path, name string, timeout time.Duration) (*Holder, error) {
+	err := recovery.DeleteConsumer(path, name, store.NoWait)
+	if !errors.Is(err, recovery.ErrLocked) {
+		return nil, err
+	}
+	if cl, cerr := Dial(path); cerr == nil {
+		defer cl.Close()
+		err = cl.DeleteConsumer(ctx, name)
+		if !errors.Is(err, ErrGone) {
+			if err != nil {
+				return nil, err
+			}
+			return &Holder{Info: cl.Info(), Socket: cl.Path()}, nil
+		}
+	}
+	return nil, recovery.DeleteConsumer(path, name, timeout)
+}
