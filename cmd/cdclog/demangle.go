@@ -83,10 +83,12 @@ func runDemangle(c *cli.Context) (err error) {
 
 	memlimit.SetSoftLimit(maxMemory)
 	prog := newInputProgress(e, c.Command.Name, []string{c.Args().First()})
-	o := clean.Options{Start: c.Uint64("start"), OnError: policy, Log: e.log, MaxMemory: maxMemory,
-		Progress: func(p clean.Progress) {
+	o := clean.Options{Start: c.Uint64("start"), OnError: policy, Log: e.log, MaxMemory: maxMemory}
+	if prog != nil {
+		o.Progress = func(p clean.Progress) {
 			prog.batch(p.Offset, p.Messages, func() (uint64, bool) { return p.Frontier, p.Done })
-		}}
+		}
+	}
 	if q.w != nil {
 		o.Quarantine = q
 	}
