@@ -218,11 +218,23 @@ func (r *Reader) wrongFormat(looks bool, f Format, err error) error {
 }
 
 // limit describes the message size limit.
-func (r *Reader) limit() string {
-	if r.max%(1<<20) == 0 {
-		return fmt.Sprintf("%d MiB", r.max>>20)
+func (r *Reader) limit() string { return limitText(r.max) }
+
+func limitText(max int) string {
+	if max%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", max>>20)
 	}
-	return fmt.Sprintf("%d-byte", r.max)
+	return fmt.Sprintf("%d-byte", max)
+}
+
+// LineTooLong is the reason for refusing JSON line number line, longer
+// than MaxMessageSize: the one wording of that error, which a Reader gives
+// and package ordering's readers give too (cdclog merge), so that a
+// quarantine says it the same way whichever command met the line.
+func LineTooLong(line int64) string { return lineTooLong(line, limitText(MaxMessageSize)) }
+
+func lineTooLong(line int64, limit string) string {
+	return fmt.Sprintf("line %d exceeds the %s message limit", line, limit)
 }
 
 // JSON Lines.
@@ -284,7 +296,7 @@ func (r *Reader) overlong(from int64) error {
 	r.discarding = false
 	r.pos, r.raw = Pos{Source: r.source, Line: r.line, Offset: from}, nil
 	return r.wrongFormat(looksLikeMsgpack(r.head), Msgpack,
-		r.decodeError(r.pos, false, "line %d exceeds the %s message limit", r.line, r.limit()))
+		r.decodeError(r.pos, false, "%s", lineTooLong(r.line, r.limit())))
 }
 
 // unconsume gives back the last n bytes consumed, the line that ends

@@ -3,7 +3,6 @@ package ordering
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
 )
 
@@ -184,7 +183,7 @@ func (r *shardReader) tooLong(c *chunk) {
 	r.line++
 	raw := bytes.Clone(r.head)
 	c.ents = append(c.ents, entry{line: r.line, bad: &LineError{Source: r.name, Line: r.line, Raw: raw,
-		Err: fmt.Errorf("%w: more than %d bytes", ErrLineTooLong, MaxLineSize)}})
+		Err: lineTooLong(r.line)}})
 }
 
 // add adds one line, given without its '\n'.

@@ -96,6 +96,17 @@ func (e *LineError) Reject() cdc.Reject {
 // JSONLReader's limit.
 var ErrLineTooLong = errors.New("line is too long")
 
+// lineTooLong is the error of line number line, longer than MaxLineSize.
+// It reads as cdc.Reader words the same error (cdc.LineTooLong), so that
+// merge's rejects and those of the other commands say it one way, and it
+// matches ErrLineTooLong.
+func lineTooLong(line int64) error { return &tooLongError{line} }
+
+type tooLongError struct{ line int64 }
+
+func (e *tooLongError) Error() string        { return cdc.LineTooLong(e.line) }
+func (e *tooLongError) Is(target error) bool { return target == ErrLineTooLong }
+
 // Errors of a Merger used out of its protocol. They come wrapped with the
 // shard's id; test with errors.Is.
 var (

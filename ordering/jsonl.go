@@ -4,16 +4,19 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
+
+	"github.com/cdclog/cdclog/cdc"
 )
 
 // MaxLineSize is the longest record a JSONLReader accepts: 16 MiB, not
-// counting the line terminator.
-const MaxLineSize = 16 << 20
+// counting the line terminator (cdc.MaxMessageSize, the limit of every
+// other cdclog reader).
+const MaxLineSize = cdc.MaxMessageSize
 
-// tooLongPrefix is how much of an over-long line a LineError keeps in Raw.
-const tooLongPrefix = 1 << 10
+// tooLongPrefix is how much of an over-long line a LineError keeps in Raw:
+// the first KiB, as in every cdc.Reject of a message too long to hold.
+const tooLongPrefix = cdc.RejectHead
 
 // readBufferSize is the bufio buffer; longer lines are assembled apart.
 const readBufferSize = 64 << 10
@@ -59,8 +62,7 @@ func (j *JSONLReader) Next() (Key, []byte, error) {
 			return Key{}, nil, err
 		}
 		if tooLong {
-			return Key{}, nil, &LineError{Source: j.name, Line: j.line, Raw: line,
-				Err: fmt.Errorf("%w: more than %d bytes", ErrLineTooLong, MaxLineSize)}
+			return Key{}, nil, &LineError{Source: j.name, Line: j.line, Raw: line, Err: lineTooLong(j.line)}
 		}
 		if j.line == 1 {
 			line = bytes.TrimPrefix(line, bom)

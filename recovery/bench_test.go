@@ -2,6 +2,7 @@ package recovery
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -132,5 +133,22 @@ func BenchmarkObserveCommit(b *testing.B) {
 	for range b.N {
 		start, written := p.observeStart()
 		p.observeCommit(w, start, written)
+	}
+}
+
+// BenchmarkSinkTailStamp measures what the output file's proof of
+// authorship (issue 12, item 2) costs each commit: keeping the file's last
+// 4 KiB after a batch's bytes and their CRC-32C for the checkpoint.
+func BenchmarkSinkTailStamp(b *testing.B) {
+	for _, size := range []int{1 << 10, 64 << 10, 2 << 20} {
+		b.Run(fmt.Sprintf("batch-%dKiB", size>>10), func(b *testing.B) {
+			batch := make([]byte, size)
+			var t tailWindow
+			var cs sinkState
+			for b.Loop() {
+				t.push(batch)
+				t.stamp(&cs)
+			}
+		})
 	}
 }

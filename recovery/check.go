@@ -37,7 +37,8 @@ const (
 	CheckCross = "cross-checks"
 	// CheckReplay is the rebuild of the pending state that every open
 	// does (the WAL's entries from the frontier to the memory horizon):
-	// it must release nothing.
+	// it must release nothing (recover.go's rebuild; the name is kept
+	// for the reports of scripts).
 	CheckReplay = "replay"
 )
 
@@ -107,7 +108,7 @@ type CheckReport struct {
 // another; the output log's steps (each progress statement starts where
 // the one before ended and counts exactly the updates released before
 // it, which are in order); the cross-checks every open runs; and the
-// replay of the WAL from the frontier. It goes on past each problem, so
+// rebuild of the pending state from the WAL that every open does. It goes on past each problem, so
 // that the report lists them all (up to MaxProblems).
 //
 // The error is for a database Check cannot open (missing, locked,

@@ -34,7 +34,7 @@ type checkpoint struct {
 	// of sinkState).
 	Files []sinkState `msgpack:"files"`
 	// LiveNext is the first output record not known to have been written
-	// to a live stream (Options.Live); see live.go. 0 in databases from
+	// to a live stream (Options.Live); see livestream.go. 0 in databases from
 	// before it.
 	LiveNext uint64 `msgpack:"live_next"`
 	// Cursors are the producers' committed positions, opaque here.
@@ -58,7 +58,7 @@ type checkpoint struct {
 	Judged [][2]uint64 `msgpack:"judged"`
 	// WALFloor is the frontier at the last gc: every WAL chunk wholly
 	// below it was deleted (a chunk straddling it keeps its older entries,
-	// which replay drops as stale).
+	// which the rebuild at Open drops as stale).
 	WALFloor uint64 `msgpack:"wal_floor"`
 	// OutputFloor is the first record the output log holds: gc's
 	// retention dropped the chunks before it (0 or 1: none dropped; 0 in

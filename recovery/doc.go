@@ -186,7 +186,7 @@
 // accepted unjudged, logged like any other, and kept in memory only until
 // its batch commits; as the frontier comes near, the receiver loads windows
 // of times back from the WAL and judges what it finds in the order it was
-// accepted (by arrival number). The store that does this (pending.go) reads
+// accepted (by arrival number). The store that does this (walstore.go) reads
 // WAL chunks, not the index's key range: a chunk is indexed under its last
 // time, but since schema 3 its index record also starts at the earliest time
 // its entries speak about, a progress statement's lower bound included
@@ -260,4 +260,36 @@
 // writes took, and by the output file's writer how long each fsync took;
 // package metrics turns both into Prometheus metrics. Without an Observer
 // nothing is measured.
+//
+// # Where things are
+//
+// One concern a file, in the order a message meets them:
+//
+//	processor.go   Processor: Open, Submit, Append, Close, Err
+//	options.go     Options; request.go: Request, Result, Pending
+//	recover.go     what Open rebuilds: the start check, the receiver from
+//	               the checkpoint and the WAL (the WAL's replay at Open)
+//	upgrade.go     older schemas brought up to date at Open
+//	ingest.go      Processor.Ingest and the Source it reads
+//	apply.go       the apply goroutine: batches, the receiver, the policy
+//	walstore.go    the pending state on disk (the receiver's store)
+//	prepare.go     the prepare goroutine: WAL chunks, output bytes
+//	commit.go      the commit goroutine: batches and maintenance writes
+//	checkpoint.go  the checkpoint; layout.go: schema and record checksums
+//	outputlog.go   the output log (numbered records, on disk)
+//	output.go      Processor.Output and the output's ends
+//	livestream.go  Options.Live, written at least once
+//	sink*.go       the output file: FileSink, its writer goroutine, the
+//	               checks and catch-up at Open (sinkrecovery.go), the
+//	               record scan and the tail CRC those use
+//	consumer.go    Consumer; consumers.go: their positions, list, delete
+//	retention.go   Retention, the output floor and the time marks
+//	quarantine.go  the quarantine bucket, one record per reject
+//	gc.go          GC offline and Processor.GC
+//	reader.go      Reader: read-only views, the stored output (replay)
+//	rederive.go    Reader.Rederive and Verify: the output anew from the WAL
+//	status.go      Status and Frontier; status_json.go its JSON
+//	check.go       Check (cdclog check); check_output.go, crosscheck.go
+//	observer.go    Observer and BatchStats
+//	errors.go      the errors callers tell apart
 package recovery

@@ -43,7 +43,7 @@ func (p *Processor) encodeWAL(w *work) {
 		a := &w.accepted[i]
 		e := wal.Entry{Time: a.m.Time(), Arrival: w.firstArrival + uint64(i), Source: a.source, Line: a.line, Offset: a.offset}
 		if a.m.Kind == cdc.KindProgress {
-			e.Span = e.Time - a.m.Progress.Lower // indexed from its lower bound (see pending.go)
+			e.Span = e.Time - a.m.Progress.Lower // indexed from its lower bound (see walstore.go)
 		}
 		w.wal.AddFunc(e, func(dst []byte) []byte { return cdc.AppendBinary(dst, a.m) })
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"sync"
 
 	"github.com/cdclog/cdclog/cdc"
@@ -25,10 +26,10 @@ type Processor struct {
 	recv *demangle.Receiver
 	cp   checkpoint
 	// pending keeps what the receiver holds beyond its horizon: the WAL
-	// (see pending.go).
+	// (see walstore.go).
 	pending *walStore
 	// quarantined holds the digests of the quarantined rejects, once a
-	// run quarantines anything (see quarantine_dedup.go).
+	// run quarantines anything (see quarantinedBefore in quarantine.go).
 	quarantined map[rejectDigest]struct{}
 	// msgpackOut is set when an output is written as msgpack, which
 	// cannot carry every data exactly (see push).
@@ -314,4 +315,32 @@ func (p *Processor) Cursor(name string) []byte {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.committed.Cursors[name]
+}
+
+// Err returns nil while the processor runs; once it has stopped, why: the
+// error that stopped it (wrapping ErrFailed after a storage failure, or
+// ErrLiveOutput), or ErrClosed once Close has begun. A health check reads
+// it.
+func (p *Processor) Err() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.failed != nil:
+		return p.failed
+	case p.closed:
+		return ErrClosed
+	}
+	return nil
+}
+
+// Policy returns the processor's policy for bad messages (Options.OnError),
+// which a producer applies to input it cannot decode.
+func (p *Processor) Policy() cdc.ErrorPolicy { return p.opts.OnError }
+
+// Cursors returns every producer cursor committed so far, as
+// Reader.Cursors does; the map is a copy.
+func (p *Processor) Cursors() map[string][]byte {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return maps.Clone(p.committed.Cursors)
 }

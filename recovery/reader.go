@@ -2,6 +2,7 @@ package recovery
 
 import (
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/cdclog/cdclog/cdc"
@@ -12,8 +13,10 @@ import (
 )
 
 // Reader is a read-only view of a database, for inspection and offline
-// replay. It holds a shared lock and never writes: while a Processor holds
-// the database, OpenReader fails with ErrLocked after the lock timeout.
+// replay (the stored output, Records; or the output derived anew from
+// the WAL, Rederive). It holds a shared lock and never writes: while a
+// Processor holds the database, OpenReader fails with ErrLocked after the
+// lock timeout.
 type Reader struct {
 	db *store.DB
 	cp checkpoint
@@ -187,4 +190,21 @@ func (r *Reader) WAL(from, to uint64, fn func(*WALEntry) error) error {
 // Quarantine calls fn for each quarantined message, oldest first.
 func (r *Reader) Quarantine(fn func(*QuarantineRecord) error) error {
 	return r.db.View(func(tx *bolt.Tx) error { return scanQuarantine(tx, fn) })
+}
+
+// Frontier returns the database's committed frontier, as Processor.Frontier.
+func (r *Reader) Frontier() (t uint64, complete bool) { return r.cp.Frontier, r.cp.Done }
+
+// WALFloor returns the frontier at the last gc: the WAL no longer holds
+// every message below it, so Rederive and Verify cover only the output from
+// there on. It is 0 when gc never dropped anything.
+func (r *Reader) WALFloor() uint64 { return r.cp.WALFloor }
+
+// Cursors returns every producer cursor of the last commit, by name (see
+// Request.Cursor): input positions such as a file's offset or a broker
+// source's partitions, and what other producers recorded (a broker sink's
+// acknowledged record). The values are the producers' own encodings; the
+// map is a copy.
+func (r *Reader) Cursors() map[string][]byte {
+	return maps.Clone(r.cp.Cursors)
 }

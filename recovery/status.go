@@ -167,3 +167,13 @@ func (p *Processor) Status() (Status, error) {
 	}
 	return s, err
 }
+
+// Frontier returns the frontier as of the last commit: every time below t
+// is complete and its output committed. complete is set once every time
+// is (t is then meaningless). It takes one lock and no transaction, so a
+// progress display may call it after every batch.
+func (p *Processor) Frontier() (t uint64, complete bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.committed.Frontier, p.committed.Done
+}
