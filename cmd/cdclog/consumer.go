@@ -1,12 +1,9 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/cdclog/cdclog/control"
-	"github.com/cdclog/cdclog/recovery"
-	"github.com/cdclog/cdclog/store"
 	"github.com/urfave/cli/v2"
 )
 
@@ -70,21 +67,9 @@ func runConsumerDelete(c *cli.Context) error {
 		return err
 	}
 	name := c.Args().First()
-	err = recovery.DeleteConsumer(path, name, store.NoWait)
-	if errors.Is(err, recovery.ErrLocked) {
-		// Held: by a running cdclog, which deletes it; else (or when it
-		// stops meanwhile) wait for the lock.
-		cl, cerr := control.Dial(path)
-		if cerr == nil {
-			defer cl.Close()
-			err = cl.DeleteConsumer(c.Context, name)
-			if err == nil {
-				getEnv(c).log.Info("the database is held by a running cdclog: it deleted the consumer", "pid", cl.Info().PID)
-			}
-		}
-		if cerr != nil || errors.Is(err, control.ErrGone) {
-			err = recovery.DeleteConsumer(path, name, timeout)
-		}
+	held, err := control.DeleteConsumer(c.Context, path, name, timeout)
+	if held != nil {
+		getEnv(c).log.Info("the database is held by a running cdclog: it deleted the consumer", "pid", held.Info.PID)
 	}
 	if err != nil {
 		return dbError(err)

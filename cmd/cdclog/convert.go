@@ -1,13 +1,10 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-	"io"
 	"log/slog"
 
 	"github.com/cdclog/cdclog/cdc"
-	"github.com/cdclog/cdclog/internal/streamgen"
+	"github.com/cdclog/cdclog/clean"
 	"github.com/urfave/cli/v2"
 )
 
@@ -53,60 +50,11 @@ func runConvert(c *cli.Context) error {
 		return err
 	}
 	defer closeIn()
-	var conv streamgen.Converter
-	w := cdc.NewWriter(e.stdout, e.outFormat)
-	runErr := convertAll(&conv, cdc.NewReader(in, e.inFormat, name), w)
-	if runErr == nil {
-		runErr = flushConverter(e, &conv, w)
-	}
-	if err := w.Flush(); err != nil && runErr == nil {
-		runErr = withCode(exitFailure, fmt.Errorf("write output: %w", err))
-	}
-	s := conv.Stats()
-	logSummary(e, "convert finished", slog.Uint64("updates_in", s.UpdatesIn), slog.Uint64("finishes", s.Finishes), slog.Uint64("updates_out", s.UpdatesOut))
-	return runErr
-}
-
-// convertAll pushes every message of r through conv, writing what it
-// completes, until the end of r or the first error.
-func convertAll(conv *streamgen.Converter, r *cdc.Reader, w *cdc.Writer) error {
-	for {
-		var m cdc.Message
-		if err := r.Next(&m); err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return withCode(exitFailure, err)
-		}
-		out, err := conv.Push(m, r.Pos())
-		if err != nil {
-			return withCode(exitFailure, err)
-		}
-		if err := writeAll(w, out); err != nil {
-			return err
-		}
-	}
-}
-
-// flushConverter writes the updates that no finish closed, warning about
-// them.
-func flushConverter(e *env, conv *streamgen.Converter, w *cdc.Writer) error {
-	rest, unfinished, err := conv.Flush()
-	if err != nil {
-		return withCode(exitFailure, err)
-	}
-	if unfinished > 0 {
+	res, err := clean.Convert(cdc.NewReader(in, e.inFormat, name), cdc.NewWriter(e.stdout, e.outFormat))
+	if res.Unfinished > 0 {
 		e.log.Warn("input ended before a finish for every time it touched: updates written without progress",
-			"updates", unfinished, "from_time", rest[0].Update.Time)
+			"updates", res.Unfinished, "from_time", res.UnfinishedFrom)
 	}
-	return writeAll(w, rest)
-}
-
-func writeAll(w *cdc.Writer, msgs []cdc.Message) error {
-	for i := range msgs {
-		if err := w.Write(&msgs[i]); err != nil {
-			return withCode(exitFailure, fmt.Errorf("write output: %w", err))
-		}
-	}
-	return nil
+	logSummary(e, "convert finished", slog.Uint64("updates_in", res.UpdatesIn), slog.Uint64("finishes", res.Finishes), slog.Uint64("updates_out", res.UpdatesOut))
+	return withCode(exitFailure, err)
 }

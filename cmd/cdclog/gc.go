@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/cdclog/cdclog/control"
 	"github.com/cdclog/cdclog/recovery"
-	"github.com/cdclog/cdclog/store"
 	"github.com/urfave/cli/v2"
 )
 
@@ -110,33 +108,21 @@ func runGC(c *cli.Context) error {
 	})
 }
 
-// gcHeldOrNot runs gc on the database at rest; while a running cdclog
-// holds it, that process drops the same online, without compacting (note
-// says so); a holder without a control socket is waited for.
+// gcHeldOrNot runs gc on the database at rest or, while a running
+// cdclog holds it, by that process online (control.GC); note says what
+// was not done.
 func gcHeldOrNot(c *cli.Context, e *env, path string, o recovery.GCOptions, timeout time.Duration) (recovery.GCResult, string, error) {
-	note := ""
-	if o.NoCompact {
-		note = "not compacted: later writes reuse the freed pages"
-	}
-	o.LockTimeout = store.NoWait
-	res, err := recovery.GC(path, o)
-	if !errors.Is(err, recovery.ErrLocked) {
-		return res, note, err
-	}
-	if cl, cerr := control.Dial(path); cerr == nil {
-		defer cl.Close()
-		e.log.Info("the database is held by a running cdclog: it dropped the same online; compacting needs the database to itself, so run gc again once it has stopped to shrink the file",
-			"pid", cl.Info().PID, "socket", cl.Path())
-		res, err = cl.GC(c.Context, o.KeepTimes, o.RetainOutput)
-		if !errors.Is(err, control.ErrGone) {
-			return res, "not compacted: held by a running cdclog, which reuses the freed pages", err
-		}
-		// It stopped meanwhile: gc at rest, once it has let go (what it
-		// may have dropped already is dropped again at no cost).
-	}
 	o.LockTimeout = timeout
-	res, err = recovery.GC(path, o)
-	return res, note, err
+	res, held, err := control.GC(c.Context, path, o)
+	if held != nil {
+		e.log.Info("the database is held by a running cdclog: it dropped the same online; compacting needs the database to itself, so run gc again once it has stopped to shrink the file",
+			"pid", held.Info.PID, "socket", held.Socket)
+		return res, "not compacted: held by a running cdclog, which reuses the freed pages", err
+	}
+	if o.NoCompact {
+		return res, "not compacted: later writes reuse the freed pages", err
+	}
+	return res, "", err
 }
 
 // writeGCText prints what gc did as aligned "key: value" lines.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/cdclog/cdclog/control"
 	"github.com/cdclog/cdclog/recovery"
 	"github.com/cdclog/cdclog/relay"
 )
@@ -40,7 +41,7 @@ func (v statusView) MarshalJSON() ([]byte, error) {
 
 // readStatusView reads the status and decodes the broker positions; a
 // cursor that cannot be decoded is left out, with a warning.
-func readStatusView(e *env, r dbReader) (*statusView, error) {
+func readStatusView(e *env, r control.View) (*statusView, error) {
 	s, err := r.Status()
 	if err != nil {
 		return nil, err
@@ -59,7 +60,7 @@ func readStatusView(e *env, r dbReader) (*statusView, error) {
 // readCursors returns the committed cursors: from the file
 // (recovery.Reader) or from the running process that holds it
 // (control.Client).
-func readCursors(r dbReader) (map[string][]byte, error) {
+func readCursors(r control.View) (map[string][]byte, error) {
 	switch c := r.(type) {
 	case interface{ Cursors() map[string][]byte }:
 		return c.Cursors(), nil

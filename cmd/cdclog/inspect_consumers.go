@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/cdclog/cdclog/control"
 	"github.com/cdclog/cdclog/recovery"
 	"github.com/urfave/cli/v2"
 )
@@ -32,24 +33,15 @@ func runInspectConsumers(c *cli.Context) error {
 	return runView(c, view[recovery.ConsumerInfo]{
 		name: "inspect consumers",
 		what: "read consumers",
-		scan: func(_ *cli.Context, r dbReader, yield func(*recovery.ConsumerInfo) error) error {
-			list, err := r.Consumers()
-			if err != nil {
-				return err
-			}
-			for i := range list {
-				if err := yield(&list[i]); err != nil {
-					return err
-				}
-			}
-			return nil
+		scan: func(_ *cli.Context, r control.View, yield func(*recovery.ConsumerInfo) error) error {
+			return yieldEach(r.Consumers, yield)
 		},
 		json:   func(ci *recovery.ConsumerInfo) any { return ci },
 		header: []string{"NAME", "NEXT", "LAG", "OPEN"},
 		row: func(ci *recovery.ConsumerInfo) []string {
 			return []string{ci.Name, u64(ci.Next), u64(ci.Lag), yesNo(ci.Open)}
 		},
-		empty: func(dbReader) string { return "no consumers" },
+		empty: func(control.View) string { return "no consumers" },
 	})
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/cdclog/cdclog/cdc"
+	"github.com/cdclog/cdclog/control"
 	"github.com/cdclog/cdclog/recovery"
 	"github.com/urfave/cli/v2"
 )
@@ -41,7 +42,7 @@ func runInspectOutput(c *cli.Context) error {
 	return runView(c, view[recovery.Record]{
 		name: "inspect output",
 		what: "read output log",
-		scan: func(c *cli.Context, r dbReader, yield func(*recovery.Record) error) error {
+		scan: func(c *cli.Context, r control.View, yield func(*recovery.Record) error) error {
 			from := c.Uint64("from-seq")
 			if !c.IsSet("from-seq") {
 				from = r.OutputStart() // the first record gc's retention kept
@@ -54,6 +55,6 @@ func runInspectOutput(c *cli.Context) error {
 		},
 		header: []string{"SEQ", "MESSAGE"},
 		row:    func(rec *recovery.Record) []string { return []string{u64(rec.Seq), rec.Msg.String()} },
-		empty:  func(dbReader) string { return "no output records from this sequence number on" },
+		empty:  func(control.View) string { return "no output records from this sequence number on" },
 	})
 }

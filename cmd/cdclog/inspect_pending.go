@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/cdclog/cdclog/control"
 	"github.com/cdclog/cdclog/demangle"
 	"github.com/urfave/cli/v2"
 )
@@ -40,17 +41,8 @@ func runInspectPending(c *cli.Context) error {
 	return runView(c, view[demangle.PendingTime]{
 		name: "inspect pending",
 		what: "read pending times",
-		scan: func(_ *cli.Context, r dbReader, yield func(*demangle.PendingTime) error) error {
-			pending, err := r.Pending()
-			if err != nil {
-				return err
-			}
-			for i := range pending {
-				if err := yield(&pending[i]); err != nil {
-					return err
-				}
-			}
-			return nil
+		scan: func(_ *cli.Context, r control.View, yield func(*demangle.PendingTime) error) error {
+			return yieldEach(r.Pending, yield)
 		},
 		json: func(p *demangle.PendingTime) any {
 			line := pendingJSON{Time: p.Time, Held: p.Held}
@@ -68,7 +60,7 @@ func runInspectPending(c *cli.Context) error {
 			}
 			return []string{u64(p.Time), expected, fmt.Sprint(p.Held), missing}
 		},
-		empty: func(r dbReader) string {
+		empty: func(r control.View) string {
 			f, complete := r.Frontier()
 			return fmt.Sprintf("no pending times (%s)", frontierText(f, complete))
 		},

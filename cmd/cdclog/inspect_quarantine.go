@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/cdclog/cdclog/cdc"
+	"github.com/cdclog/cdclog/control"
 	"github.com/cdclog/cdclog/recovery"
 	"github.com/urfave/cli/v2"
 )
@@ -41,7 +42,7 @@ func runInspectQuarantine(c *cli.Context) error {
 	return runView(c, view[recovery.QuarantineRecord]{
 		name: "inspect quarantine",
 		what: "read quarantine",
-		scan: func(_ *cli.Context, r dbReader, yield func(*recovery.QuarantineRecord) error) error {
+		scan: func(_ *cli.Context, r control.View, yield func(*recovery.QuarantineRecord) error) error {
 			return r.Quarantine(yield)
 		},
 		json: func(q *recovery.QuarantineRecord) any {
@@ -51,6 +52,6 @@ func runInspectQuarantine(c *cli.Context) error {
 		row: func(q *recovery.QuarantineRecord) []string {
 			return []string{u64(q.Seq), q.Pos.String(), q.Reason, rawText(q.Raw, 60)}
 		},
-		empty: func(dbReader) string { return "no quarantined messages" },
+		empty: func(control.View) string { return "no quarantined messages" },
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/cdclog/cdclog/control"
 	"github.com/cdclog/cdclog/recovery"
 	"github.com/urfave/cli/v2"
 )
@@ -40,7 +41,7 @@ func runInspectStatus(c *cli.Context) error {
 	return runView(c, view[statusView]{
 		name: "inspect status",
 		what: "read status",
-		scan: func(c *cli.Context, r dbReader, yield func(*statusView) error) error {
+		scan: func(c *cli.Context, r control.View, yield func(*statusView) error) error {
 			s, err := readStatusView(getEnv(c), r)
 			if err != nil {
 				return err

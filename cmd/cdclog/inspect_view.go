@@ -19,7 +19,7 @@ type view[T any] struct {
 	name string
 	// scan reads the items from r in order and calls yield on each; it
 	// stops, returning yield's error, when yield fails.
-	scan func(c *cli.Context, r dbReader, yield func(*T) error) error
+	scan func(c *cli.Context, r control.View, yield func(*T) error) error
 	// what names what scan reads, for its errors ("read WAL").
 	what string
 
@@ -33,7 +33,7 @@ type view[T any] struct {
 	// or, when text is set, text writes each item itself.
 	header []string
 	row    func(*T) []string
-	empty  func(r dbReader) string
+	empty  func(r control.View) string
 	text   func(w io.Writer, item *T) error
 }
 
@@ -61,8 +61,23 @@ func runView[T any](c *cli.Context, v view[T]) (err error) {
 // before the view showed anything.
 var errGoneBeforeAnswer = errors.New("the running cdclog stopped before answering")
 
+// yieldEach is a view's scan for a reader that returns the whole list at
+// once (pending times, consumers): it calls yield on each item in turn.
+func yieldEach[T any](list func() ([]T, error), yield func(*T) error) error {
+	items, err := list()
+	if err != nil {
+		return err
+	}
+	for i := range items {
+		if err := yield(&items[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // showView shows v as r reads it.
-func showView[T any](c *cli.Context, v view[T], r dbReader) error {
+func showView[T any](c *cli.Context, v view[T], r control.View) error {
 	limit := c.Uint64("limit") // 0 (all) for views without --limit
 	asJSON := wantJSON(c)
 	return writeStdout(getEnv(c), func(w *bufio.Writer) error {

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/cdclog/cdclog/cdc"
+	"github.com/cdclog/cdclog/control"
 	"github.com/cdclog/cdclog/recovery"
 	"github.com/urfave/cli/v2"
 )
@@ -56,7 +57,7 @@ func runInspectWAL(c *cli.Context) error {
 	return runView(c, view[recovery.WALEntry]{
 		name: "inspect wal",
 		what: "read WAL",
-		scan: func(_ *cli.Context, r dbReader, yield func(*recovery.WALEntry) error) error {
+		scan: func(_ *cli.Context, r control.View, yield func(*recovery.WALEntry) error) error {
 			return r.WAL(from, to, yield)
 		},
 		json: func(we *recovery.WALEntry) any {
@@ -68,6 +69,6 @@ func runInspectWAL(c *cli.Context) error {
 		row: func(we *recovery.WALEntry) []string {
 			return []string{u64(we.Time), u64(we.Arrival), we.Pos.String(), we.Msg.String()}
 		},
-		empty: func(dbReader) string { return "no WAL entries in the time range" },
+		empty: func(control.View) string { return "no WAL entries in the time range" },
 	})
 }

@@ -9,15 +9,14 @@ import (
 	"github.com/cdclog/cdclog/cdc"
 )
 
-// rejectSink applies --on-error skip or quarantine for the commands that
-// have no database: it counts each rejected message, reports it on stderr,
-// and under quarantine writes it to a JSON Lines file (cdc.RejectWriter).
+// rejectSink is the --quarantine file of the commands that have no
+// database (demangle, merge): a JSON Lines file (cdc.RejectWriter) that
+// the library code they call writes each rejected message to. Without
+// --quarantine it has no file, and w is nil.
 type rejectSink struct {
-	e     *env
-	name  string
-	file  *os.File
-	w     *cdc.RejectWriter
-	count uint64
+	name string
+	file *os.File
+	w    *cdc.RejectWriter
 }
 
 // openRejectSink checks the --quarantine flag against the policy and
@@ -31,7 +30,7 @@ func openRejectSink(e *env, policy cdc.ErrorPolicy, path string, inputs []string
 	case policy != cdc.Quarantine && path != "":
 		return nil, usageError("--quarantine is only used with --on-error quarantine")
 	}
-	s := &rejectSink{e: e, name: path}
+	s := &rejectSink{name: path}
 	if path == "" {
 		return s, nil
 	}
@@ -83,24 +82,10 @@ func statInput(name string, stdin io.Reader) (os.FileInfo, error) {
 	return f.Stat()
 }
 
-// add counts and reports one rejected message, and writes it to the
-// quarantine file if there is one.
-func (s *rejectSink) add(rj *cdc.Reject) error {
-	s.count++
-	s.e.log.Warn("rejected input", "error", rj.String())
-	if s.w == nil {
-		return nil
-	}
-	if err := s.w.Write(rj); err != nil {
-		return withCode(exitFailure, fmt.Errorf("%s: %w", s.name, err))
-	}
-	return nil
-}
-
 // Write writes one reject to the quarantine file without reporting it, for
-// library code that reports rejects itself (ordering.MergeJSONL).
+// library code that reports rejects itself (ordering.MergeJSONL,
+// clean.Stream).
 func (s *rejectSink) Write(rj *cdc.Reject) error {
-	s.count++
 	if err := s.w.Write(rj); err != nil {
 		return fmt.Errorf("%s: %w", s.name, err)
 	}

@@ -114,7 +114,7 @@ func runReplay(c *cli.Context) error {
 
 // checkRetained refuses a replay from a record gc's retention dropped,
 // saying where the output log starts.
-func checkRetained(c *cli.Context, r dbReader, from uint64) error {
+func checkRetained(c *cli.Context, r control.View, from uint64) error {
 	first := r.OutputStart()
 	if from >= first {
 		return nil
@@ -141,7 +141,7 @@ func replayFile(c *cli.Context) error {
 }
 
 // replayStored writes the committed output records from seq from on.
-func replayStored(e *env, r dbReader, from uint64) error {
+func replayStored(e *env, r control.View, from uint64) error {
 	end := r.OutputEnd()
 	if from > end {
 		e.log.Warn("nothing to replay: the output log ends before --from-seq", "from_seq", from, "last_record", end-1)

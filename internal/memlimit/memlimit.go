@@ -89,16 +89,20 @@ type Guard struct {
 	max uint64
 }
 
-// NewGuard returns a guard for max bytes (0: none) and makes it the Go
-// runtime's soft memory limit, so that the collector works harder as the
-// heap comes near it, before the guard sees the live heap itself pass
-// it. (The limit is not the hard one the guard enforces: the runtime
-// never fails an allocation for it.)
-func NewGuard(max uint64) *Guard {
+// Watch returns a guard for max bytes (0: none). It leaves the runtime
+// alone: see SetSoftLimit.
+func Watch(max uint64) *Guard { return &Guard{max: max} }
+
+// SetSoftLimit makes max bytes (0: none) the Go runtime's soft memory
+// limit, so that the collector works harder as the heap comes near it,
+// before a guard for max sees the live heap itself pass it. (The limit is
+// not the hard one a guard enforces: the runtime never fails an
+// allocation for it.) It sets the limit of the whole process: a command
+// calls it, a library does not.
+func SetSoftLimit(max uint64) {
 	if max > 0 && max < math.MaxInt64 {
 		debug.SetMemoryLimit(int64(max))
 	}
-	return &Guard{max: max}
 }
 
 // Max returns the limit (0: none).

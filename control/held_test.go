@@ -1,0 +1,99 @@
+package control
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/cdclog/cdclog/recovery"
+)
+
+func TestOpenViewReadsTheFileAtRestAndAsksTheProcessThatHoldsIt(t *testing.T) {
+	dir := t.TempDir()
+	p, s, db := running(t, dir, stream(20))
+	v, err := OpenView(db, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := v.(*Client); !ok {
+		t.Fatalf("a held database opened as %T, want the holder's *Client", v)
+	}
+	if f, _ := v.Frontier(); f != 20 {
+		t.Fatalf("frontier %d through the socket, want 20", f)
+	}
+	v.Close()
+	s.Close()
+	p.Close()
+	v, err = OpenView(db, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	if _, ok := v.(*recovery.Reader); !ok {
+		t.Fatalf("a database at rest opened as %T, want a *recovery.Reader", v)
+	}
+	if f, _ := v.Frontier(); f != 20 {
+		t.Fatalf("frontier %d from the file, want 20", f)
+	}
+}
+
+func TestOpenViewOfAMissingDatabaseSaysItDoesNotExist(t *testing.T) {
+	_, err := OpenView(filepath.Join(t.TempDir(), "none.db"), 0)
+	if !errors.Is(err, recovery.ErrNotExist) {
+		t.Fatalf("error %v, want recovery.ErrNotExist", err)
+	}
+}
+
+func TestGCRunsOnlineInTheHolderAndCompactsAtRest(t *testing.T) {
+	dir := t.TempDir()
+	p, s, db := running(t, dir, stream(200))
+	res, held, err := GC(context.Background(), db, recovery.GCOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if held == nil || held.Info.PID != os.Getpid() || held.Socket == "" || res.Floor != 200 || res.Compacted {
+		t.Fatalf("gc of a held database: %+v by %+v, want floor 200 dropped online, not compacted", res, held)
+	}
+	s.Close()
+	p.Close()
+	res, held, err = GC(context.Background(), db, recovery.GCOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if held != nil || !res.Compacted {
+		t.Fatalf("gc at rest: %+v by %+v, want compacted here", res, held)
+	}
+}
+
+func TestDeleteConsumerAsksTheHolderAndDeletesAtRestOtherwise(t *testing.T) {
+	p, s, db := running(t, t.TempDir(), stream(10))
+	for _, name := range []string{"audit", "billing"} {
+		c, err := p.Consumer(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+	}
+	held, err := DeleteConsumer(context.Background(), db, "audit", 0)
+	if err != nil || held == nil || held.Info.PID != os.Getpid() {
+		t.Fatalf("delete in the holder: by %+v, %v", held, err)
+	}
+	if cs, _ := p.Consumers(); len(cs) != 1 || cs[0].Name != "billing" {
+		t.Fatalf("consumers after deleting audit: %+v", cs)
+	}
+	s.Close()
+	p.Close()
+	if held, err = DeleteConsumer(context.Background(), db, "billing", 0); err != nil || held != nil {
+		t.Fatalf("delete at rest: by %+v, %v", held, err)
+	}
+	r, err := recovery.OpenReader(db, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if cs, _ := r.Consumers(); len(cs) != 0 {
+		t.Fatalf("consumers after deleting billing at rest: %+v", cs)
+	}
+}
