@@ -1,6 +1,7 @@
 package demangle
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"iter"
@@ -143,13 +144,7 @@ func (r *Receiver) span(s *stmt) {
 	}
 	s.spanning = true
 	i, _ := slices.BinarySearchFunc(r.spanning, s.seq, func(x *stmt, seq uint64) int {
-		switch {
-		case x.seq < seq:
-			return -1
-		case x.seq > seq:
-			return 1
-		}
-		return 0
+		return cmp.Compare(x.seq, seq)
 	})
 	r.spanning = slices.Insert(r.spanning, i, s)
 }
@@ -157,13 +152,7 @@ func (r *Receiver) span(s *stmt) {
 // spans reports whether a statement numbered seq is on the spanning list.
 func (r *Receiver) spans(seq uint64) bool {
 	_, found := slices.BinarySearchFunc(r.spanning, seq, func(x *stmt, seq uint64) int {
-		switch {
-		case x.seq < seq:
-			return -1
-		case x.seq > seq:
-			return 1
-		}
-		return 0
+		return cmp.Compare(x.seq, seq)
 	})
 	return found
 }
@@ -422,13 +411,7 @@ func (r *Receiver) Shed() error {
 	var times []timeBytes
 	r.times.each(func(t uint64, ts *timeState) { times = append(times, timeBytes{t, ts.bytes}) })
 	slices.SortFunc(times, func(a, b timeBytes) int {
-		switch {
-		case a.t < b.t:
-			return -1
-		case a.t > b.t:
-			return 1
-		}
-		return 0
+		return cmp.Compare(a.t, b.t)
 	})
 	keep, from, found := int64(0), uint64(0), false
 	for _, x := range times {
@@ -503,13 +486,7 @@ func (r *Receiver) spill(from uint64) iter.Seq[*Held] {
 			note(it.val)
 		}
 		slices.SortFunc(stmts, func(a, b *stmt) int {
-			switch {
-			case a.seq < b.seq:
-				return -1
-			case a.seq > b.seq:
-				return 1
-			}
-			return 0
+			return cmp.Compare(a.seq, b.seq)
 		})
 		for _, s := range stmts {
 			h = Held{Msg: cdc.Message{Kind: cdc.KindProgress, Progress: s.p}, At: s.pos, Seq: s.seq,

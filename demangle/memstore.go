@@ -1,6 +1,7 @@
 package demangle
 
 import (
+	"cmp"
 	"encoding/binary"
 	"iter"
 	"slices"
@@ -131,13 +132,7 @@ func (s *MemStore) Load(lo, last uint64, fn func(*Held) error) (uint64, bool, er
 		s.pick(c, lo, last)
 	}
 	slices.SortStableFunc(s.refs, func(a, b memRef) int {
-		switch {
-		case a.seq < b.seq:
-			return -1
-		case a.seq > b.seq:
-			return 1
-		}
-		return 0
+		return cmp.Compare(a.seq, b.seq)
 	})
 	var h Held
 	var err error

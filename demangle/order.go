@@ -2,6 +2,7 @@ package demangle
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"slices"
 )
@@ -43,13 +44,7 @@ func canonicalOrder(a *arena, updates []heldUpdate) []int32 {
 		if c := bytes.Compare(tail(a.data(x), lcp+8), tail(a.data(y), lcp+8)); c != 0 {
 			return c
 		}
-		switch {
-		case x.diff < y.diff:
-			return -1
-		case x.diff > y.diff:
-			return 1
-		}
-		return 0
+		return cmp.Compare(x.diff, y.diff)
 	})
 	order := make([]int32, len(keys))
 	for k := range keys {

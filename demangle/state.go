@@ -2,6 +2,7 @@ package demangle
 
 import (
 	"bytes"
+	"cmp"
 	"slices"
 	"unsafe"
 
@@ -147,11 +148,5 @@ func compareHeld(a *arena, x, y *heldUpdate) int {
 	if c := bytes.Compare(a.data(x), a.data(y)); c != 0 {
 		return c
 	}
-	switch {
-	case x.diff < y.diff:
-		return -1
-	case x.diff > y.diff:
-		return 1
-	}
-	return 0
+	return cmp.Compare(x.diff, y.diff)
 }

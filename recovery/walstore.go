@@ -1,6 +1,7 @@
 package recovery
 
 import (
+	"cmp"
 	"container/heap"
 	"errors"
 	"fmt"
@@ -243,13 +244,7 @@ func (s *walStore) Load(lo, last uint64, fn func(*demangle.Held) error) (uint64,
 	}
 	if len(picked) > 0 {
 		slices.SortFunc(picked, func(a, b pendingChunk) int {
-			switch {
-			case a.Seq < b.Seq:
-				return -1
-			case a.Seq > b.Seq:
-				return 1
-			}
-			return 0
+			return cmp.Compare(a.Seq, b.Seq)
 		})
 		err := s.db.View(func(tx *bolt.Tx) error {
 			for i := range picked {
