@@ -122,12 +122,29 @@ func (l Log) Scan(tx *bolt.Tx, from uint64, fn func(*Entry) error) error {
 	if err != nil {
 		return err
 	}
+	return l.eachIndex(wal, from, func(k []byte, x index) error {
+		body := seq.Get(k[8:])
+		if body == nil {
+			return corrupt(bucketWAL, k, "the chunk it indexes is missing")
+		}
+		return l.eachEntry(k[8:], body, &x, func(e *Entry) error {
+			if e.Time < from {
+				return nil
+			}
+			return fn(e)
+		})
+	})
+}
+
+// eachIndex calls fn, in index order, with the key and verified record of
+// every chunk whose last time is at least from. A damaged key that now
+// sorts below from would hide its chunk from the seek; in a leaf, the seek
+// then lands just after it, so the record before the first one visited is
+// verified too.
+func (l Log) eachIndex(wal *bolt.Bucket, from uint64, fn func(k []byte, x index) error) error {
 	c := wal.Cursor()
 	seek := binary.BigEndian.AppendUint64(nil, from)
 	c.Seek(seek)
-	// A damaged key that now sorts below from would hide its chunk from
-	// the seek; in a leaf, the seek then lands just after it, so the record
-	// before the first one visited is verified too.
 	if k, v := c.Prev(); k != nil {
 		if _, err := l.readIndex(k, v); err != nil {
 			return err
@@ -138,17 +155,7 @@ func (l Log) Scan(tx *bolt.Tx, from uint64, fn func(*Entry) error) error {
 		if err != nil {
 			return err
 		}
-		body := seq.Get(k[8:])
-		if body == nil {
-			return corrupt(bucketWAL, k, "the chunk it indexes is missing")
-		}
-		err = l.eachEntry(k[8:], body, &x, func(e *Entry) error {
-			if e.Time < from {
-				return nil
-			}
-			return fn(e)
-		})
-		if err != nil {
+		if err := fn(k, x); err != nil {
 			return err
 		}
 	}
@@ -205,24 +212,9 @@ func (l Log) Chunks(tx *bolt.Tx, from uint64, fn func(ChunkInfo) error) error {
 	if err != nil {
 		return err
 	}
-	c := wal.Cursor()
-	seek := binary.BigEndian.AppendUint64(nil, from)
-	c.Seek(seek)
-	if k, v := c.Prev(); k != nil {
-		if _, err := l.readIndex(k, v); err != nil {
-			return err
-		}
-	}
-	for k, v := c.Seek(seek); k != nil; k, v = c.Next() {
-		x, err := l.readIndex(k, v)
-		if err != nil {
-			return err
-		}
-		if err := fn(ChunkInfo{Seq: binary.BigEndian.Uint64(k[8:]), First: x.first, Last: x.last}); err != nil {
-			return err
-		}
-	}
-	return nil
+	return l.eachIndex(wal, from, func(k []byte, x index) error {
+		return fn(ChunkInfo{Seq: binary.BigEndian.Uint64(k[8:]), First: x.first, Last: x.last})
+	})
 }
 
 // ReadChunk calls fn for each entry of one chunk, in arrival order,
