@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/cdclog/cdclog/cdc"
+	"github.com/cdclog/cdclog/store"
 )
 
 // rejectSink is the --quarantine file of the commands that have no
@@ -42,6 +44,12 @@ func openRejectSink(e *env, policy cdc.ErrorPolicy, path string, inputs []string
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
+		return nil, withCode(exitFailure, fmt.Errorf("quarantine file: %w", err))
+	}
+	// The writer fsyncs the file on Close; its directory entry must be
+	// durable too, or a power loss can drop a file the run reported.
+	if err := store.SyncDir(filepath.Dir(path)); err != nil {
+		f.Close()
 		return nil, withCode(exitFailure, fmt.Errorf("quarantine file: %w", err))
 	}
 	s.file, s.w = f, cdc.NewRejectWriter(f)
