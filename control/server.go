@@ -142,15 +142,7 @@ func (s *Server) pending(w http.ResponseWriter, _ *http.Request) {
 	}
 	defer r.Close()
 	pending, err := r.Pending()
-	sw := newScanWriter[demangle.PendingTime](w)
-	if err == nil {
-		for i := range pending {
-			if err = sw.item(&pending[i]); err != nil {
-				return // the client went away
-			}
-		}
-	}
-	sw.end(err)
+	newScanWriter[demangle.PendingTime](w).all(pending, err)
 }
 
 func (s *Server) records(w http.ResponseWriter, req *http.Request) {
@@ -203,24 +195,16 @@ func (s *Server) consumers(w http.ResponseWriter, _ *http.Request) {
 		fail(w, http.StatusServiceUnavailable, err)
 		return
 	}
-	sw := newScanWriter[recovery.ConsumerInfo](w)
-	if err == nil {
-		for i := range list {
-			if err = sw.item(&list[i]); err != nil {
-				return // the client went away
-			}
-		}
-	}
-	sw.end(err)
+	newScanWriter[recovery.ConsumerInfo](w).all(list, err)
 }
 
-// uintParam reads an unsigned query parameter, def when absent.
 // cursors answers the committed producer cursors (input positions, a
 // broker sink's position), by name; JSON carries the values as base64.
 func (s *Server) cursors(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, s.p.Cursors())
 }
 
+// uintParam reads an unsigned query parameter, def when absent.
 func uintParam(w http.ResponseWriter, req *http.Request, name string, def uint64) (uint64, bool) {
 	v := req.URL.Query().Get(name)
 	if v == "" {

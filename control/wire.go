@@ -47,6 +47,20 @@ func newScanWriter[T any](w io.Writer) *scanWriter[T] {
 
 func (s *scanWriter[T]) item(v *T) error { return s.enc.Encode(line[T]{Item: v}) }
 
+// all writes each of list, then the end, or err (the error that came
+// instead of list) as the last line. It stops without an end when the
+// client has gone away.
+func (s *scanWriter[T]) all(list []T, err error) {
+	if err == nil {
+		for i := range list {
+			if err = s.item(&list[i]); err != nil {
+				return // the client went away
+			}
+		}
+	}
+	s.end(err)
+}
+
 // end writes the last line: the end, or the error that stopped the scan.
 func (s *scanWriter[T]) end(err error) error {
 	l := line[T]{End: err == nil}
