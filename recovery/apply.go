@@ -24,7 +24,7 @@ type work struct {
 	// results are added to its sofar at the commit, not delivered.
 	split bool
 	// msgs counts the messages and rejects of the requests that this
-	// batch carries (of a split request, its part).
+	// batch applied (of a split request, its part), for the Observer.
 	msgs int
 
 	// accepted are the messages the receiver accepted, numbered from
@@ -135,9 +135,6 @@ func (p *Processor) stampPending(cp *checkpoint) { cp.setHorizon(p.recv.HorizonS
 func (p *Processor) newWork(reqs []*request) *work {
 	w := <-p.works
 	w.reqs, w.split, w.msgs = reqs, false, 0
-	for _, r := range reqs {
-		w.msgs += len(r.Msgs) - r.next + len(r.Rejects)
-	}
 	w.results = append(w.results[:0], make([]Result, len(reqs))...)
 	w.errs = append(w.errs[:0], make([]error, len(reqs))...)
 	return w
@@ -240,15 +237,13 @@ func (p *Processor) apply(w *work) (rest []*request) {
 		if i > 0 && p.outputFull(len(out), outBytes) {
 			// A copy: recycle clears w.reqs while the next batch runs.
 			rest = slices.Clone(w.reqs[i:])
-			for _, r := range rest {
-				w.msgs -= len(r.Msgs) - r.next + len(r.Rejects)
-			}
 			w.reqs, w.results, w.errs = w.reqs[:i], w.results[:i], w.errs[:i]
 			break
 		}
 		res := &w.results[i]
 		if r.next == 0 && r.CursorCheck && !bytes.Equal(p.cp.Cursors[r.Cursor], r.CursorPrev) {
 			w.errs[i] = fmt.Errorf("%w: cursor %s", ErrCursorMoved, r.Cursor)
+			w.msgs += len(r.Msgs) + len(r.Rejects)
 			continue
 		}
 		var done, storeErr bool
@@ -258,14 +253,12 @@ func (p *Processor) apply(w *work) (rest []*request) {
 			return nil // the processor failed: the batch does not commit
 		}
 		if !done {
+			w.msgs += r.next - start
 			rest = slices.Clone(w.reqs[i:])
-			for _, r := range rest[1:] {
-				w.msgs -= len(r.Msgs) - r.next + len(r.Rejects)
-			}
-			w.msgs -= len(r.Msgs) - start + len(r.Rejects) - (r.next - start)
 			w.reqs, w.results, w.errs, w.split = w.reqs[:i+1], w.results[:i+1], w.errs[:i+1], true
 			break
 		}
+		w.msgs += len(r.Msgs) - start + len(r.Rejects)
 		for k := range r.Rejects {
 			p.reject(w, res, &r.Rejects[k])
 		}
