@@ -419,6 +419,21 @@ func (p *Processor) applyMsgs(w *work, i int, out []cdc.Message, outBytes int) (
 			}
 		}
 	}
+	if w.errs[i] != nil && p.recv.Releasing() {
+		// A request stopped by an error is delivered once what it
+		// released is committed, like any other: it goes on, applying
+		// nothing more, until the release is done.
+		var full, storeErr bool
+		if out, outBytes, full, storeErr = p.continueRelease(out, outBytes, res); storeErr {
+			return out, outBytes, true, true
+		} else if full {
+			r.stopped, r.next = w.errs[i], len(r.Msgs)
+			return out, outBytes, false, false
+		}
+	}
+	if r.stopped != nil {
+		w.errs[i] = r.stopped
+	}
 	return out, outBytes, true, false
 }
 

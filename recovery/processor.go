@@ -90,6 +90,10 @@ type request struct {
 	// rest of it goes in the next batch.
 	next  int
 	sofar Result
+	// stopped is the error that stopped the request while the release it
+	// caused was still going out: it is delivered with the release's last
+	// part (see applyMsgs).
+	stopped error
 }
 
 // Open opens (creating if needed, unless Options.NoCreate) the database at path, recovers the state
