@@ -27,10 +27,19 @@ type cleaner struct {
 	rejected uint64
 }
 
+// outputLimit and outputBytes bound one part of a release (records, and
+// bytes of their data): a time of ten million updates made one output
+// slice of a gigabyte before its first record was written.
+const (
+	outputLimit = 2 * BatchSize
+	outputBytes = 4 << 20
+)
+
 func newCleaner(o Options) *cleaner {
 	c := &cleaner{opts: o, log: newLog(o.Log), spare: make(chan []cdc.Message, 8),
 		recv: demangle.New(o.Start), store: &demangle.MemStore{}, guard: memlimit.Watch(o.MaxMemory)}
 	c.recv.UseStore(c.store, o.Budget)
+	c.recv.SetOutputLimit(outputLimit, outputBytes)
 	return c
 }
 
@@ -42,18 +51,11 @@ func (c *cleaner) run(ctx context.Context, batches <-chan *batch, outputs chan<-
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		var out []cdc.Message
-		select {
-		case out = <-c.spare:
-		default:
-			out = make([]cdc.Message, 0, 2*BatchSize)
-		}
-		out, err := c.push(out, b)
+		out, err := c.push(c.newOutput(), b, outputs)
 		if err == nil {
 			err = c.bound()
 		}
-		c.out += uint64(len(out))
-		outputs <- out
+		c.send(out, outputs)
 		if err != nil {
 			return err
 		}
@@ -74,13 +76,41 @@ func (c *cleaner) run(ctx context.Context, batches <-chan *batch, outputs chan<-
 	return nil
 }
 
+// newOutput returns an empty output slice, one the writer is done with
+// when there is one.
+func (c *cleaner) newOutput() []cdc.Message {
+	select {
+	case out := <-c.spare:
+		return out
+	default:
+		return make([]cdc.Message, 0, 2*BatchSize)
+	}
+}
+
+// send hands out to the writer.
+func (c *cleaner) send(out []cdc.Message, outputs chan<- []cdc.Message) {
+	c.out += uint64(len(out))
+	outputs <- out
+}
+
 // push pushes the messages of b, appending what they release to out,
-// until the first error that stops the stream.
-func (c *cleaner) push(out []cdc.Message, b *batch) ([]cdc.Message, error) {
+// until the first error that stops the stream. A release larger than the
+// receiver's output limit (a big time) goes to outputs in parts as it is
+// made, so that it is never in memory whole.
+func (c *cleaner) push(out []cdc.Message, b *batch, outputs chan<- []cdc.Message) ([]cdc.Message, error) {
 	for i := range b.msgs {
 		var err error
 		out, _, err = c.recv.Push(out, &b.msgs[i], b.pos[i])
 		c.in++
+		for c.recv.Releasing() && !errors.Is(err, demangle.ErrStore) {
+			// Also after a violation: the statement's other claims may
+			// have released, and that release is owed whatever comes.
+			c.send(out, outputs)
+			var cerr error
+			if out, cerr = c.recv.Continue(c.newOutput()); cerr != nil {
+				err = cerr
+			}
+		}
 		if err != nil && !errors.Is(err, demangle.ErrStore) {
 			err = c.refused(&b.msgs[i], b.pos[i], err)
 		}

@@ -12,17 +12,33 @@ import (
 // out (several consecutive ones where one would be too long, see
 // stepSplit), then forgets everything below the new frontier. With a
 // horizon, each time it reaches is loaded first, and once it has moved
-// the memory it freed is filled again from the store.
+// the memory it freed is filled again from the store. With an output
+// limit (SetOutputLimit) it may stop part-way: see release.go.
 func (r *Receiver) advance(out []cdc.Message) ([]cdc.Message, error) {
 	if r.done {
 		return out, nil
 	}
-	old := r.frontier
+	r.begin(r.frontier)
+	b := r.limit.budget(len(out))
+	return r.resume(out, &b)
+}
+
+// begin starts a step at lower: the next statement emitted starts there.
+func (r *Receiver) begin(lower uint64) {
 	// The step's counts are appended to the count slab, which is only
 	// ever appended to: they stay valid in the emitted statement.
-	start := len(r.countSlab)
-	split := stepSplit{limit: r.messageLimit(), lower: old}
+	r.rel = releasing{active: true, old: lower, start: len(r.countSlab),
+		split: stepSplit{limit: r.messageLimit(), lower: lower}}
+}
+
+// resume goes on with the step under way (r.rel) until it ends or b is
+// spent; when b is spent first the step stays under way.
+func (r *Receiver) resume(out []cdc.Message, b *outBudget) ([]cdc.Message, error) {
+	st := &r.rel
 	for !r.done {
+		if b.spent(len(out)) {
+			return out, nil
+		}
 		if err := r.ensure(r.frontier); err != nil {
 			return out, err
 		}
@@ -35,14 +51,17 @@ func (r *Receiver) advance(out []cdc.Message) ([]cdc.Message, error) {
 				break
 			}
 			c := cdc.Count{Time: r.frontier, Count: ts.count}
-			if split.full(r.countSlab[start:], c) {
-				out = r.release(out, split.lower, c.Time, false, r.stepCounts(start))
-				split.restart(c.Time)
-				start = len(r.countSlab)
+			if st.next == 0 && st.split.full(r.countSlab[st.start:], c) {
+				out = r.release(out, st.split.lower, c.Time, false, r.stepCounts(st.start))
+				st.split.restart(c.Time)
+				st.start, st.since = len(r.countSlab), 0
 			}
-			out = ts.emit(&r.arena, out, r.frontier)
-			start = r.keepCount(start, c)
-			split.added(c)
+			var finished bool
+			if out, finished = r.emitTime(ts, out, b); !finished {
+				return out, nil
+			}
+			st.start = r.keepCount(st.start, c)
+			st.split.added(c)
 			r.forget(r.frontier)
 			r.step(r.frontier)
 			continue
@@ -57,10 +76,12 @@ func (r *Receiver) advance(out []cdc.Message) ([]cdc.Message, error) {
 		}
 		r.step(last)
 	}
-	if r.frontier == old && !r.done {
+	if r.frontier == st.old && !r.done {
+		r.rel = releasing{}
 		return out, nil
 	}
-	out = r.release(out, split.lower, r.frontier, r.done, r.stepCounts(start))
+	out = r.release(out, st.split.lower, r.frontier, r.done, r.stepCounts(st.start))
+	r.rel = releasing{}
 	r.trim()
 	return out, r.fill()
 }

@@ -58,17 +58,24 @@ type Judged struct{ Last, Seq uint64 }
 // the next acceptance number, how many messages beyond the horizon are
 // not judged yet, and which messages the store may deliver again that
 // were judged already.
+//
+// Releasing says that a release was owed (see Receiver.Releasing), of
+// which Released update records had been emitted after the last progress
+// statement: Restore then leaves the receiver owing the same rest.
 type HorizonState struct {
-	Horizon uint64
-	Spilled bool
-	Seq     uint64
-	Cold    int64
-	Judged  []Judged
+	Horizon   uint64
+	Spilled   bool
+	Seq       uint64
+	Cold      int64
+	Judged    []Judged
+	Releasing bool
+	Released  uint64
 }
 
 // HorizonState returns the receiver's horizon state, for a checkpoint.
 func (r *Receiver) HorizonState() HorizonState {
-	return HorizonState{Horizon: r.horizon, Spilled: r.spilled, Seq: r.seq, Cold: r.cold, Judged: slices.Clone(r.judged)}
+	return HorizonState{Horizon: r.horizon, Spilled: r.spilled, Seq: r.seq, Cold: r.cold, Judged: slices.Clone(r.judged),
+		Releasing: r.rel.active, Released: r.rel.since}
 }
 
 // addJudged records that every message accepted so far was judged for
@@ -380,9 +387,10 @@ func cloneMessage(m cdc.Message) cdc.Message {
 
 // NeedShed reports whether the held state has passed the budget by
 // enough, a quarter of it, that Shed would give some back: what is held
-// about the frontier's own time always stays in memory.
+// about the frontier's own time always stays in memory. It is false while
+// a release is owed: the step's memory is given back as it is released.
 func (r *Receiver) NeedShed() bool {
-	if r.store == nil || r.bytes <= r.budget || r.done {
+	if r.store == nil || r.bytes <= r.budget || r.done || r.rel.active {
 		return false
 	}
 	atFrontier := int64(0)
@@ -516,7 +524,8 @@ func (r *Receiver) drop(t uint64) {
 // receiver held in memory when its state was checkpointed (s, from
 // HorizonState): every message the store holds about the times from the
 // frontier to the horizon (all of them when not spilled), as judged then:
-// nothing is reported or counted again.
+// nothing is reported or counted again. When s says a release was owed,
+// the receiver owes the same rest of it (see release.go).
 func (r *Receiver) Restore(s HorizonState) error {
 	if r.store == nil {
 		return errors.New("demangle: Restore needs a store")
@@ -538,12 +547,19 @@ func (r *Receiver) Restore(s HorizonState) error {
 		return err
 	}
 	r.cold = s.Cold
-	out, err := r.advance(nil)
+	b := r.limit.budget(0)
+	if s.Releasing {
+		// The release owed at the checkpoint: the same step from the
+		// same frontier, its first Released records already emitted.
+		b = outBudget{skip: s.Released, halt: true}
+	}
+	r.begin(r.frontier)
+	out, err := r.resume(nil, &b)
 	if err != nil {
 		return err
 	}
-	if len(out) > 0 {
-		return errors.New("demangle: the restored state releases output: it is not the one checkpointed")
+	if len(out) > 0 || b.skip > 0 || r.rel.active != s.Releasing {
+		return errors.New("demangle: the restored state releases other output than the checkpoint says: it is not the one checkpointed")
 	}
 	return nil
 }

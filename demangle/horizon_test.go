@@ -61,6 +61,9 @@ func runRecorded(t *rapid.T, r *Receiver, msgs []cdc.Message) ([]cdc.Message, ma
 			}
 			note(v)
 		}
+		if out, err = drainRelease(r, out); err != nil {
+			t.Fatalf("continue after push %d: %v", i, err)
+		}
 		if r.NeedShed() {
 			if err := r.Shed(); err != nil {
 				t.Fatalf("shed: %v", err)

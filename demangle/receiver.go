@@ -96,6 +96,11 @@ type Receiver struct {
 	judged   []Judged
 	deferred []*ViolationError
 	holding  Held // what hold hands the store
+
+	// rel is the step under way, limit what a call may release (see
+	// release.go).
+	rel   releasing
+	limit outputLimit
 }
 
 // maxFree bounds the reusable time states kept.
@@ -112,6 +117,11 @@ func New(start uint64) *Receiver {
 // Frontier returns the frontier F and whether the stream is over (every time
 // is complete, so F is past cdc.MaxTime and t is meaningless).
 func (r *Receiver) Frontier() (t uint64, done bool) {
+	if r.rel.active {
+		// Part of a step is owed: its statement ends where the last one
+		// emitted did (see release.go).
+		return r.rel.split.lower, false
+	}
 	return r.frontier, r.done
 }
 
@@ -130,6 +140,12 @@ func (r *Receiver) Frontier() (t uint64, done bool) {
 func (r *Receiver) Push(out []cdc.Message, m *cdc.Message, at cdc.Pos) ([]cdc.Message, Outcome, error) {
 	if err := m.Validate(); err != nil {
 		return out, 0, fmt.Errorf("%s: %w: %v", at, ErrInvalid, err)
+	}
+	if r.rel.active {
+		var err error
+		if out, err = r.finishRelease(out); err != nil {
+			return out, 0, err
+		}
 	}
 	var (
 		o   Outcome

@@ -64,8 +64,12 @@ type snapPos struct {
 
 // MarshalBinary returns the receiver's whole state: restoring it with
 // UnmarshalBinary gives a receiver that behaves identically. The encoding is
-// deterministic for a given state.
+// deterministic for a given state. It refuses while a release is owed
+// (Releasing): call Continue until it is done first.
 func (r *Receiver) MarshalBinary() ([]byte, error) {
+	if r.rel.active {
+		return nil, errors.New("encode receiver snapshot: a release is owed (call Continue until Releasing is false)")
+	}
 	s := snapshot{Version: snapshotVersion, Frontier: r.frontier, Done: r.done, Stats: r.stats}
 	for _, sp := range r.cover.spans {
 		s.Spans = append(s.Spans, [2]uint64{sp.first, sp.last})

@@ -135,12 +135,17 @@ func (ts *timeState) emit(a *arena, out []cdc.Message, t uint64) []cdc.Message {
 		return out
 	}
 	if len(ts.updates) > 1 {
-		slices.SortFunc(ts.updates, func(x, y heldUpdate) int { return compareHeld(a, &x, &y) })
+		ts.sortInPlace(a)
 	}
 	for i := range ts.updates {
 		out = append(out, a.message(&ts.updates[i], t))
 	}
 	return out
+}
+
+// sortInPlace sorts a small time's updates canonically, moving them.
+func (ts *timeState) sortInPlace(a *arena) {
+	slices.SortFunc(ts.updates, func(x, y heldUpdate) int { return compareHeld(a, &x, &y) })
 }
 
 // compareHeld orders updates canonically: by data bytes, then diff.

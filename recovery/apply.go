@@ -59,35 +59,77 @@ func (w *work) sinkErr() error {
 }
 
 // applyLoop gathers requests into batches, runs them through the receiver
-// and hands each batch to the prepare goroutine.
+// and hands each batch to the prepare goroutine. A release owed at the
+// open (a checkpoint taken part-way through one) goes on at once.
 func (p *Processor) applyLoop() {
 	defer close(p.prepared)
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
+	if p.recv.Releasing() {
+		p.runBatches(nil)
+		p.drain()
+	}
+	close(p.resumed)
 	for first := range p.requests {
-		// A batch whose output passes its bound ends there; what is
-		// left of its requests makes the next one.
-		for reqs := p.collect(first, timer); len(reqs) > 0; {
-			w := p.newWork(reqs)
-			reqs = nil
-			if err := p.failure(); err != nil {
-				for i := range w.errs {
-					w.errs[i] = err
-				}
-			} else {
-				reqs = p.apply(w)
+		p.runBatches(p.collect(first, timer))
+	}
+}
+
+// runBatches applies reqs in batches: a batch whose output passes its
+// bound ends there, and what is left of its requests makes the next one;
+// a release owed once they are done goes on in batches of no request.
+func (p *Processor) runBatches(reqs []*request) {
+	for len(reqs) > 0 || p.owesRelease() {
+		w := p.newWork(reqs)
+		reqs = nil
+		if err := p.failure(); err != nil {
+			for i := range w.errs {
+				w.errs[i] = err
 			}
-			p.prepared <- w
-			if p.failure() == nil && p.recv.NeedShed() {
-				// The store, the WAL, must hold everything the receiver
-				// drops: wait until every batch applied has committed.
-				p.drain()
-				if err := p.shedIfNeeded(); err != nil {
-					p.fail(err)
-				}
+		} else {
+			reqs = p.apply(w)
+		}
+		p.prepared <- w
+		if p.failure() == nil && p.recv.NeedShed() {
+			// The store, the WAL, must hold everything the receiver
+			// drops: wait until every batch applied has committed.
+			p.drain()
+			if err := p.shedIfNeeded(); err != nil {
+				p.fail(err)
 			}
 		}
 	}
+}
+
+// owesRelease reports whether the receiver is part-way through a release
+// that a batch can go on with.
+func (p *Processor) owesRelease() bool { return p.failure() == nil && p.recv.Releasing() }
+
+// continueRelease appends to out (of about outBytes bytes) the release
+// the receiver owes, part by part (each within its output limit, see
+// demangle.Receiver.SetOutputLimit), until it is done or the batch's
+// output is full: then full is set, and the rest goes on in the next
+// batch. The checkpoint records how far it got (Releasing, Released), so
+// a restart owes the same rest. storeErr says the pending state on disk
+// failed, and with it the processor.
+func (p *Processor) continueRelease(out []cdc.Message, outBytes int, res *Result) (_ []cdc.Message, _ int, full, storeErr bool) {
+	for p.recv.Releasing() {
+		if p.outputFull(len(out), outBytes) {
+			return out, outBytes, true, false
+		}
+		before := len(out)
+		var err error
+		out, err = p.recv.Continue(out)
+		outBytes += msgBytes(out[before:])
+		if res != nil {
+			res.Output += len(out) - before
+		}
+		if err != nil {
+			p.fail(fmt.Errorf("the pending state on disk: %w", err))
+			return out, outBytes, true, true
+		}
+	}
+	return out, outBytes, false, false
 }
 
 // outputFull reports whether a batch's output of n records and about size
@@ -234,7 +276,15 @@ func (p *Processor) apply(w *work) (rest []*request) {
 	out := w.out
 	outBytes := 0
 	for i, r := range w.reqs {
-		if i > 0 && p.outputFull(len(out), outBytes) {
+		full := i > 0 && p.outputFull(len(out), outBytes)
+		if !full && p.recv.Releasing() {
+			// A release owed goes out before the request is applied.
+			var storeErr bool
+			if out, outBytes, full, storeErr = p.continueRelease(out, outBytes, nil); storeErr {
+				return nil
+			}
+		}
+		if full {
 			// A copy: recycle clears w.reqs while the next batch runs.
 			rest = slices.Clone(w.reqs[i:])
 			w.reqs, w.results, w.errs = w.reqs[:i], w.results[:i], w.errs[:i]
@@ -267,6 +317,12 @@ func (p *Processor) apply(w *work) (rest []*request) {
 				p.cp.Cursors = map[string][]byte{}
 			}
 			p.cp.Cursors[r.Cursor] = append([]byte(nil), r.CursorValue...)
+		}
+	}
+	if len(rest) == 0 && p.recv.Releasing() {
+		var storeErr bool
+		if out, _, _, storeErr = p.continueRelease(out, outBytes, nil); storeErr {
+			return nil
 		}
 	}
 	w.out = out
@@ -351,6 +407,32 @@ func (p *Processor) applyMsgs(w *work, i int, out []cdc.Message, outBytes int) (
 			w.errs[i] = v
 			break
 		}
+		if p.recv.Releasing() {
+			// The message released more than the bound: the rest goes
+			// out in the batches after, the request with its last part.
+			var full, storeErr bool
+			if out, outBytes, full, storeErr = p.continueRelease(out, outBytes, res); storeErr {
+				return out, outBytes, true, true
+			} else if full {
+				r.next = j + 1
+				return out, outBytes, false, false
+			}
+		}
+	}
+	if w.errs[i] != nil && p.recv.Releasing() {
+		// A request stopped by an error is delivered once what it
+		// released is committed, like any other: it goes on, applying
+		// nothing more, until the release is done.
+		var full, storeErr bool
+		if out, outBytes, full, storeErr = p.continueRelease(out, outBytes, res); storeErr {
+			return out, outBytes, true, true
+		} else if full {
+			r.stopped, r.next = w.errs[i], len(r.Msgs)
+			return out, outBytes, false, false
+		}
+	}
+	if r.stopped != nil {
+		w.errs[i] = r.stopped
 	}
 	return out, outBytes, true, false
 }

@@ -56,6 +56,13 @@ type checkpoint struct {
 	// already, though not in memory now ([last time, below arrival + 1]
 	// pairs, demangle.Judged), so that loading them again reports nothing.
 	Judged [][2]uint64 `msgpack:"judged"`
+	// Releasing says that the receiver was part-way through a release
+	// (a step whose output passed a batch's bound, such as a big time:
+	// demangle.Receiver.Releasing), of which Released update records
+	// follow, in the output log, the last progress statement, whose upper
+	// bound is Frontier. Absent (false, 0) in databases from before it.
+	Releasing bool   `msgpack:"releasing"`
+	Released  uint64 `msgpack:"released"`
 	// WALFloor is the frontier at the last gc: every WAL chunk wholly
 	// below it was deleted (a chunk straddling it keeps its older entries,
 	// which the rebuild at Open drops as stale).
@@ -200,7 +207,8 @@ func (cp *checkpoint) clone() checkpoint {
 
 // horizon returns the receiver's horizon state as checkpointed.
 func (cp *checkpoint) horizon() demangle.HorizonState {
-	h := demangle.HorizonState{Horizon: cp.Horizon, Spilled: cp.Spilled, Seq: cp.NextArrival + 1, Cold: cp.Cold}
+	h := demangle.HorizonState{Horizon: cp.Horizon, Spilled: cp.Spilled, Seq: cp.NextArrival + 1, Cold: cp.Cold,
+		Releasing: cp.Releasing, Released: cp.Released}
 	for _, j := range cp.Judged {
 		h.Judged = append(h.Judged, demangle.Judged{Last: j[0], Seq: j[1]})
 	}
@@ -211,6 +219,7 @@ func (cp *checkpoint) horizon() demangle.HorizonState {
 // + 1, which the apply goroutine keeps).
 func (cp *checkpoint) setHorizon(h demangle.HorizonState) {
 	cp.Horizon, cp.Spilled, cp.Cold = h.Horizon, h.Spilled, h.Cold
+	cp.Releasing, cp.Released = h.Releasing, h.Released
 	cp.Judged = cp.Judged[:0]
 	for _, j := range h.Judged {
 		cp.Judged = append(cp.Judged, [2]uint64{j.Last, j.Seq})

@@ -90,7 +90,21 @@ func crossCheck(tx *bolt.Tx, cp *checkpoint, ok bool) error {
 // checkFrontier checks the frontier against the output log's last record
 // (nil when the log is empty: nothing was released, so the frontier is
 // still the one the database was created with, which nothing else holds).
+// Part-way through a release (cp.Releasing) with Released records out
+// since its last statement, the log ends with one of them: an update at
+// or above the frontier.
 func checkFrontier(cp *checkpoint, last *cdc.Message, fail func(string, ...any) error) error {
+	if cp.Releasing && cp.Released > 0 {
+		switch {
+		case cp.Done:
+			return fail("a release is said to be under way, but the stream is complete")
+		case cp.Released >= cp.NextOutput:
+			return fail("%d records of a release are said to be out, but the output log ends at record %d", cp.Released, cp.NextOutput-1)
+		case last == nil || last.Kind != cdc.KindUpdate || last.Update.Time < cp.Frontier:
+			return fail("a release is under way from frontier %d, but the output log does not end with an update at or above it", cp.Frontier)
+		}
+		return nil
+	}
 	switch {
 	case last == nil && cp.Done:
 		return fail("the stream is complete, but the output log is empty")

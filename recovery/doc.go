@@ -84,6 +84,28 @@
 // parts, its cursor with the last, which a producer resuming from that
 // cursor reads again as duplicates.
 //
+// A single message can release far more than that: the statement that
+// completes a time of ten million updates releases ten million records.
+// The receiver then releases in parts (demangle.Receiver.SetOutputLimit,
+// at the batch's output bound): the batch ends with the first part, and
+// the batches after it, with or without requests, each carry the next
+// part until the release is done; the request that caused it delivers
+// its result with the last. So neither a batch's output nor its encoded
+// records and bytes outgrow the bound. The checkpoint of a batch that
+// ends part-way says so: Releasing, and Released, the number of update
+// records that follow, in the output log, the last progress statement
+// (whose upper bound is the checkpoint's Frontier, and the output file's
+// chained frontier). The recovery argument: the times from that Frontier
+// on are pending, so Open rebuilds them from the WAL as for any
+// checkpoint; the receiver then runs the same step from the same
+// frontier over the same held state, whose release is deterministic (the
+// order within a time is canonical), drops its first Released records,
+// which the output log holds, and owes exactly the records that follow
+// (demangle.Receiver.Restore). The first batch after the open goes on
+// with them. A checkpoint from before these fields has neither, which
+// reads as no release under way: what older code committed always ended
+// with its release whole.
+//
 // The output file (Options.Sink) is written and fsynced before the
 // transaction that records its new size commits. After a crash the file may
 // hold bytes past the committed size, but never fewer: Open cuts it back
@@ -198,7 +220,8 @@
 //	checkpoint  horizon (the first time only on disk, when spilled),
 //	            spilled, cold (entries beyond it not judged yet), judged
 //	            ([last time, arrival + 1] pairs: entries below that arrival
-//	            were judged for every time up to that last one)
+//	            were judged for every time up to that last one); releasing
+//	            and released (a release under way, see "Durability")
 //	wal         index record: first time = the smallest Time - Span
 //	meta        "spans_from": the first chunk indexed so
 //

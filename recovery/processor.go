@@ -22,6 +22,10 @@ type Processor struct {
 	opts Options
 	log  *slog.Logger
 
+	// resumed is closed once the apply goroutine has committed the
+	// release owed at the open, if any.
+	resumed chan struct{}
+
 	// Owned by the apply goroutine once started.
 	recv *demangle.Receiver
 	cp   checkpoint
@@ -86,6 +90,10 @@ type request struct {
 	// rest of it goes in the next batch.
 	next  int
 	sofar Result
+	// stopped is the error that stopped the request while the release it
+	// caused was still going out: it is delivered with the release's last
+	// part (see applyMsgs).
+	stopped error
 }
 
 // Open opens (creating if needed, unless Options.NoCreate) the database at path, recovers the state
@@ -110,6 +118,9 @@ func start(db *store.DB, o Options) (*Processor, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A release larger than a batch's output bound goes out in parts,
+	// batch after batch (see continueRelease).
+	recv.SetOutputLimit(2*o.BatchMessages, 2*o.BatchBytes)
 	p := &Processor{
 		db: db, opts: o, log: o.Logger, recv: recv, cp: cp, pending: pending,
 		requests: make(chan *request, 16),
@@ -120,6 +131,7 @@ func start(db *store.DB, o Options) (*Processor, error) {
 		done:     make(chan struct{}),
 		notify:   make(chan struct{}),
 		closing:  make(chan struct{}),
+		resumed:  make(chan struct{}),
 	}
 	p.msgpackOut = o.Sink != nil && o.SinkFormat == cdc.Msgpack || o.Live != nil && o.LiveFormat == cdc.Msgpack
 	if o.Sink != nil {
@@ -171,6 +183,11 @@ func start(db *store.DB, o Options) (*Processor, error) {
 	go func() { p.applyLoop(); close(applyDone) }()
 	go func() { p.prepareLoop(p.sinkw); close(prepareDone) }()
 	go func() { p.commitLoop(st); <-applyDone; <-prepareDone; close(p.done) }()
+	// A release a crash interrupted goes on at once (see applyLoop), and
+	// Open returns once it is committed, so that an open processor's
+	// output is, as ever, that of the messages it acknowledged. Should it
+	// fail, the processor has stopped: its methods say so (Err).
+	<-p.resumed
 	return p, nil
 }
 

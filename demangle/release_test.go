@@ -1,0 +1,144 @@
+package demangle
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/cdclog/cdclog/cdc"
+	"pgregory.net/rapid"
+)
+
+// drainRelease calls Continue until no release is owed, checking on the
+// way that each call appends at most the receiver's limit (at least one
+// record) and that Frontier is where the last statement emitted ends.
+func drainRelease(r *Receiver, out []cdc.Message) ([]cdc.Message, error) {
+	for r.Releasing() {
+		if f, done := r.Frontier(); done || f != emittedFrontier(out, f) {
+			return out, fmt.Errorf("while releasing, Frontier is %d (done %v), the output's last statement ends at %d", f, done, emittedFrontier(out, f))
+		}
+		before := len(out)
+		var err error
+		if out, err = r.Continue(out); err != nil {
+			return out, err
+		}
+		if n := len(out) - before; n == 0 || (r.limit.records > 0 && n > r.limit.records) {
+			return out, fmt.Errorf("Continue appended %d records, limit %d", n, r.limit.records)
+		}
+	}
+	return out, nil
+}
+
+// emittedFrontier returns the upper bound of the last statement in out,
+// or def when there is none.
+func emittedFrontier(out []cdc.Message, def uint64) uint64 {
+	for i := len(out) - 1; i >= 0; i-- {
+		if out[i].Kind == cdc.KindProgress {
+			return out[i].Progress.Upper
+		}
+	}
+	return def
+}
+
+// TestAnOutputLimitReleasesTheSameRecordsInParts: whatever the limit, in
+// records or bytes, with or without a store, the parts that Push and
+// Continue append are, end to end, the output of a receiver without one.
+func TestAnOutputLimitReleasesTheSameRecordsInParts(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s := genScenario(t)
+		msgs := mangle(t, withViolations(t, spread(s.msgs, rapid.Uint64Range(1, 50).Draw(t, "spread"))), "m")
+		plain, _ := runRecorded(t, New(0), msgs)
+
+		r := New(0)
+		if rapid.Bool().Draw(t, "store") {
+			r.UseStore(&MemStore{}, rapid.Int64Range(1, 4000).Draw(t, "budget"))
+		}
+		r.SetOutputLimit(rapid.IntRange(1, 6).Draw(t, "records"), rapid.IntRange(0, 40).Draw(t, "bytes"))
+		got, _ := runRecorded(t, r, msgs)
+		if a, b := renderJSON(plain), renderJSON(got); a != b {
+			t.Fatalf("output differs:\n     whole: %s\n  in parts: %s", a, b)
+		}
+	})
+}
+
+// bigTime returns a stream of one time, 7, holding n updates (a third of
+// them sent twice), shuffled, its statement in the middle, and a
+// statement covering the times before it.
+func bigTime(n int, seed uint64) []cdc.Message {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	var msgs []cdc.Message
+	for k := range n {
+		m := cdc.NewUpdate([]byte(fmt.Sprintf(`{"id":%d,"name":"row-%d"}`, k, k%97)), 7, int64(1+k%3))
+		msgs = append(msgs, m)
+		if rng.IntN(3) == 0 {
+			msgs = append(msgs, m)
+		}
+	}
+	rng.Shuffle(len(msgs), func(i, j int) { msgs[i], msgs[j] = msgs[j], msgs[i] })
+	mid := len(msgs) / 2
+	stmt := cdc.Message{Kind: cdc.KindProgress, Progress: cdc.Progress{Lower: 7, Upper: 8, Counts: []cdc.Count{{Time: 7, Count: uint64(n)}}}}
+	before := cdc.Message{Kind: cdc.KindProgress, Progress: cdc.Progress{Lower: 0, Upper: 7}}
+	return append(append(append([]cdc.Message{before}, msgs[:mid]...), stmt), msgs[mid:]...)
+}
+
+func TestABigTimeReleasedInPartsIsTheWholeReleaseInCanonicalOrder(t *testing.T) {
+	msgs := bigTime(3000, 1)
+	whole := pushAll(t, New(0), msgs...)
+	if len(whole) != 3000+2 {
+		t.Fatalf("released %d records, want 3002", len(whole))
+	}
+	for _, limit := range []int{1, 7, 64, 999, 2999, 3000, 5000} {
+		t.Run(fmt.Sprint(limit), func(t *testing.T) {
+			r := New(0)
+			r.SetOutputLimit(limit, 0)
+			var out []cdc.Message
+			for i := range msgs {
+				var err error
+				if out, _, err = r.Push(out, &msgs[i], cdc.Pos{Source: "in", Line: int64(i + 1)}); err != nil {
+					t.Fatal(err)
+				}
+				if out, err = drainRelease(r, out); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if a, b := renderJSON(whole), renderJSON(out); a != b {
+				t.Fatalf("the release in parts of %d differs from the whole one", limit)
+			}
+		})
+	}
+}
+
+func TestAPushWhileAReleaseIsOwedFinishesItFirst(t *testing.T) {
+	msgs := bigTime(500, 2)
+	later := []cdc.Message{cdc.NewUpdate([]byte(`"late"`), 8, 1), {Kind: cdc.KindProgress, Progress: cdc.Progress{Lower: 8, Upper: 9, Counts: []cdc.Count{{Time: 8, Count: 1}}}}}
+	whole := pushAll(t, New(0), append(append([]cdc.Message(nil), msgs...), later...)...)
+	r := New(0)
+	r.SetOutputLimit(10, 0)
+	var out []cdc.Message
+	// The pushes after the one that completes the time are duplicates,
+	// pushed while its release is owed.
+	owed := false
+	for i := range msgs {
+		var err error
+		if out, _, err = r.Push(out, &msgs[i], cdc.Pos{Source: "in", Line: int64(i + 1)}); err != nil {
+			t.Fatal(err)
+		}
+		owed = owed || r.Releasing()
+	}
+	if !owed {
+		t.Fatal("a release of 500 updates under a limit of 10 records was never owed")
+	}
+	r.SetOutputLimit(0, 0)
+	for i := range later {
+		var err error
+		if out, _, err = r.Push(out, &later[i], cdc.Pos{Line: int64(len(msgs) + i + 1)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if a, b := renderJSON(whole), renderJSON(out); a != b {
+		t.Fatal("pushing while a release was owed changed the output")
+	}
+	if _, err := r.MarshalBinary(); err != nil {
+		t.Fatalf("snapshot once the release is done: %v", err)
+	}
+}
