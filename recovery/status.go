@@ -134,7 +134,7 @@ func buildStatus(db *store.DB, cp *checkpoint, rs receiverState) (Status, error)
 		if err != nil {
 			return err
 		}
-		ws, err := l.wal.ReadStats(tx)
+		ws, err := l.wal.ReadStatsReleasing(tx, func() { _ = db.ReleaseMapped() })
 		if err != nil {
 			return err
 		}

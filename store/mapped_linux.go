@@ -18,9 +18,12 @@ import (
 // the process's resident set, which otherwise grows with every page bbolt
 // has ever touched: with the file, not with what is pending.
 //
-// Call it only from inside a write transaction (the fn of Update), before
-// the transaction writes: bbolt remaps the file only in a write
-// transaction, so the mapping cannot move while this runs.
+// Call it only from inside a transaction, so that the mapping cannot
+// move while this runs: bbolt remaps the file only in a write transaction
+// (inside one, call it before the transaction writes), and waits for every
+// read transaction to end before it does. A read transaction that walks
+// much of the file (the WAL's index, for its statistics) calls it as it
+// goes, to keep what it has read from piling up.
 func (db *DB) ReleaseMapped() error {
 	start := db.Info().Data
 	if start == 0 {

@@ -302,14 +302,34 @@ type Stats struct {
 // ReadStats computes the log's statistics from its index alone, each
 // record verified: it reads 36 bytes per chunk, never the chunks, so it
 // is cheap on a big log (and does not pull the whole file into memory).
-func (l Log) ReadStats(tx *bolt.Tx) (Stats, error) {
+func (l Log) ReadStats(tx *bolt.Tx) (Stats, error) { return l.ReadStatsReleasing(tx, nil) }
+
+// statsReleaseEvery is how many index records ReadStatsReleasing reads
+// between two calls of its release function: about 140 leaf pages, a few
+// MiB of mapped memory with the kernel's fault-around.
+const statsReleaseEvery = 4096
+
+// ReadStatsReleasing is ReadStats calling release, when it is not nil,
+// after every statsReleaseEvery index records and at the end, so that the
+// caller can drop the pages read so far from the process's resident set
+// (store.DB.ReleaseMapped). Without it, the walk over a big log's index
+// leaves most of the index resident: on an 18 GB database of 220,000
+// chunks, `inspect status` peaked at 144 MB, and ingest's final status,
+// at the end of a 2M-message run, took its peak from 185 MB to 302 MB.
+func (l Log) ReadStatsReleasing(tx *bolt.Tx, release func()) (Stats, error) {
 	wal, _, err := buckets(tx)
 	if err != nil {
 		return Stats{}, err
 	}
+	if release != nil {
+		defer release()
+	}
 	var s Stats
 	c := wal.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if release != nil && s.Chunks%statsReleaseEvery == statsReleaseEvery-1 {
+			release()
+		}
 		x, err := l.readIndex(k, v)
 		if err != nil {
 			return s, err

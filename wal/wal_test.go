@@ -325,3 +325,42 @@ func TestVersionOneChunksStillRead(t *testing.T) {
 		t.Fatalf("read %+v", got)
 	}
 }
+
+func TestReadStatsReleasingReleasesAsItWalksAndCountsTheSame(t *testing.T) {
+	db := openTestDB(t, t.TempDir())
+	defer db.Close()
+	const chunks = 2*statsReleaseEvery + 100
+	err := db.Update(func(tx *bolt.Tx) error {
+		var b Batch
+		for i := range uint64(chunks) { // one chunk a batch
+			b.Reset()
+			b.Add(Entry{Time: i, Arrival: i, Body: []byte(`{"update":{"data":"k","time":1,"diff":1}}`)})
+			if _, err := b.Write(tx, i, i); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plain, released Stats
+	releases := 0
+	err = db.View(func(tx *bolt.Tx) error {
+		var err error
+		if plain, err = (Log{}).ReadStats(tx); err != nil {
+			return err
+		}
+		released, err = Log{}.ReadStatsReleasing(tx, func() { releases++ })
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain != released || plain.Chunks != chunks {
+		t.Fatalf("stats %+v with releases, %+v without; want %d chunks", released, plain, chunks)
+	}
+	if want := chunks/statsReleaseEvery + 1; releases != want { // and once at the end
+		t.Fatalf("released %d times over %d index records, want %d", releases, chunks, want)
+	}
+}
