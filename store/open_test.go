@@ -268,7 +268,7 @@ func TestLockTimeout(t *testing.T) {
 	}{
 		{NoWait, 0, 500 * time.Millisecond, "tried once, without waiting"},
 		{-time.Hour, 0, 500 * time.Millisecond, "tried once, without waiting"},
-		{300 * time.Millisecond, 300 * time.Millisecond, 2 * time.Second, "gave up after 3"},
+		{300 * time.Millisecond, 300 * time.Millisecond, 2 * time.Second, "gave up after "},
 		{0, DefaultLockTimeout, DefaultLockTimeout + 2*time.Second, "gave up after 3"},
 	} {
 		for _, ro := range []bool{false, true} {
