@@ -344,6 +344,10 @@ func (s *Source) failure() error {
 	return s.failed
 }
 
+// stopWait bounds how long Close waits for the consumer to stop before it
+// closes the connection, which ends the consumer too.
+const stopWait = time.Second
+
 // Close stops the watchdog and the consumer and closes the connection.
 func (s *Source) Close() error {
 	s.once.Do(func() { close(s.closed) }) // unblocks a handler on a full buffer
@@ -355,7 +359,12 @@ func (s *Source) Close() error {
 	cc := s.cc
 	s.mu.Unlock()
 	if cc != nil {
-		cc.Stop()
+		stopped := make(chan struct{})
+		go func() { cc.Stop(); close(stopped) }()
+		select { // a consumer stuck re-creating itself stops late (see retire)
+		case <-stopped:
+		case <-time.After(stopWait):
+		}
 	}
 	if s.nc != nil {
 		s.nc.Close()

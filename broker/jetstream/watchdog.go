@@ -170,11 +170,9 @@ func (s *Source) streamLast(ctx context.Context) (uint64, error) {
 	return m.Sequence, nil
 }
 
-// replace stops the current consumer and starts a new one after the last
-// message handed on, then deletes the old one from the server (best
-// effort: an ephemeral consumer the server cannot reach goes by itself
-// after its inactivity threshold). When starting fails, the next check
-// tries again.
+// replace starts a new consumer after the last message handed on, in
+// place of the current one, which it then retires. When starting fails,
+// the next check tries again.
 func (s *Source) replace(ctx context.Context) {
 	gen, from := s.d.renew()
 	s.mu.Lock()
@@ -182,7 +180,7 @@ func (s *Source) replace(ctx context.Context) {
 	s.cons, s.cc = nil, nil
 	s.mu.Unlock()
 	if oldcc != nil {
-		oldcc.Stop()
+		go s.retire(old, oldcc)
 	}
 	cctx, cancel := context.WithTimeout(ctx, replaceTimeout)
 	defer cancel()
@@ -194,12 +192,23 @@ func (s *Source) replace(ctx context.Context) {
 	s.mu.Lock()
 	s.cons, s.cc = cons, cc
 	s.mu.Unlock()
-	if old == nil {
+}
+
+// retire stops a replaced consumer and deletes it from the server, best
+// effort (an ephemeral consumer goes by itself after its inactivity
+// threshold). It runs on its own: a consumer stuck re-creating itself
+// holds its lock, and Stop waits until its retry loop notices the stop
+// (one retry interval, at most nats.go's 10 s back-off and 10 s request).
+// Its messages are dropped meanwhile, being of an older generation.
+func (s *Source) retire(old jetstream.Consumer, cc jetstream.ConsumeContext) {
+	cc.Stop()
+	info := old.CachedInfo()
+	if info == nil {
 		return
 	}
-	if info := old.CachedInfo(); info != nil {
-		if err := s.js.DeleteConsumer(cctx, s.o.Stream, info.Name); err != nil {
-			s.log.Debug("jetstream source: deleting the replaced consumer", "consumer", info.Name, "err", err)
-		}
+	ctx, cancel := context.WithTimeout(context.Background(), replaceTimeout)
+	defer cancel()
+	if err := s.js.DeleteConsumer(ctx, s.o.Stream, info.Name); err != nil {
+		s.log.Debug("jetstream source: deleting a replaced consumer", "consumer", info.Name, "err", err)
 	}
 }
