@@ -106,6 +106,7 @@ func (s *Source) watch(ctx context.Context) {
 	}
 	tick := time.NewTicker(max(stall/4, time.Millisecond))
 	defer tick.Stop()
+	var checked time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -115,7 +116,9 @@ func (s *Source) watch(ctx context.Context) {
 		if s.failure() != nil {
 			return
 		}
-		if idle := s.d.idle(); idle >= stall && len(s.msgs) == 0 {
+		// An idle stream is asked about once a StallTimeout.
+		if idle := s.d.idle(); idle >= stall && len(s.msgs) == 0 && time.Since(checked) >= stall {
+			checked = time.Now()
 			s.check(ctx, idle)
 		}
 	}
