@@ -15,14 +15,22 @@ import (
 // The watchdog. nats.go's ordered consumer recovers by itself from most
 // faults (a reconnect, two missed heartbeats, a deleted consumer: it
 // creates a new consumer after the last message it delivered), but not
-// from all: after a cluster node dies it can be left waiting forever,
-// with no error reported (see the JetStream section of docs/brokers.md).
+// from all. When a node dies just as the consumer re-creates itself (on
+// a reconnect), the cluster can place the new R1 consumer on the dead
+// node; nats.go then retries creating that one name for ever (unlimited
+// attempts, 1 s to 10 s apart), which the cluster never grants, holding
+// the consumer's lock, so nothing is delivered and no error reaches
+// ConsumeErrHandler. (Seen in the integration test that kills the output
+// stream's leader, 1 run in 8 to 20, with a goroutine dump: the consumer
+// sat in reset's retryWithBackoff for the test's whole two minutes.)
+//
 // So the source checks for itself: when nothing was delivered for
 // StallTimeout while Read's buffer is empty, it asks the stream for its
 // last sequence (with a subject filter, the last message on the subject),
 // and when that is at or past the sequence after the last message
-// delivered, it stops the consumer and starts a new one there. A stream
-// that has nothing more is idle, not stalled, and keeps its consumer.
+// delivered, it starts a new ordered consumer there, under a new name,
+// and retires the old one. A stream that has nothing more is idle, not
+// stalled, and keeps its consumer.
 //
 // The new consumer starts after the last message handed to Read's buffer,
 // so no message is handed on twice or skipped, and the stream identity
