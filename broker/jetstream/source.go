@@ -136,13 +136,18 @@ func (s *Source) Start(ctx context.Context, cursor []byte) error {
 	s.mu.Lock()
 	s.cons, s.cc = cons, cc
 	s.mu.Unlock()
-	wctx, stop := context.WithCancel(context.Background())
+	s.startWatch()
+	return nil
+}
+
+// startWatch runs the watchdog (see watchdog.go) until Close.
+func (s *Source) startWatch() {
+	ctx, stop := context.WithCancel(context.Background())
 	s.stop, s.watched = stop, make(chan struct{})
 	go func() {
 		defer close(s.watched)
-		s.watch(wctx)
+		s.watch(ctx)
 	}()
-	return nil
 }
 
 // consume starts an ordered consumer at stream sequence from whose
