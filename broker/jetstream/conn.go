@@ -47,6 +47,9 @@ func (c *Config) connect() (*nats.Conn, jetstream.JetStream, error) {
 				log.Warn("nats: disconnected", "err", err)
 			}
 		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			log.Info("nats: reconnected", "server", nc.ConnectedServerName())
+		}),
 	}
 	env := c.Env
 	if f := env.Get("CDCLOG_NATS_CREDS"); f != "" {

@@ -15,6 +15,15 @@
 // a second); a message deleted from the middle of the stream is not
 // detected. Positions print as "nats:STREAM" with the stream sequence.
 //
+// A watchdog keeps the source reading when the ordered consumer does not:
+// nats.go's ordered consumer can stall for good, with no error, after a
+// cluster node dies (it retries re-creating itself under a name whose
+// assignment is on the dead node). When nothing was delivered for
+// StallTimeout (15 s) while the stream, or the filtered subject, holds a
+// message at or past the next sequence, the source starts a new ordered
+// consumer after the last message it handed on and retires the old one;
+// it logs this at Warn. An idle stream keeps its consumer.
+//
 // # Output
 //
 // Output publishes to one literal subject, in nats-server's atomic

@@ -26,7 +26,18 @@ type SourceOptions struct {
 	// where the committed sequence is no longer in it, instead of failing
 	// with a *broker.PositionError.
 	AllowGap bool
+	// StallTimeout is how long the ordered consumer may deliver nothing
+	// while the stream holds messages past the last one delivered before
+	// the source replaces it with a new one (see Source); 0 means
+	// DefaultStallTimeout.
+	StallTimeout time.Duration
 }
+
+// DefaultStallTimeout is SourceOptions.StallTimeout's default: three of
+// the ordered consumer's heartbeat intervals (5 s each), so that the
+// consumer's own recovery (a reset after two missed heartbeats) has its
+// chance first.
+const DefaultStallTimeout = 15 * time.Second
 
 // bufferMessages is how many delivered messages wait for Read.
 const bufferMessages = 4096
@@ -38,15 +49,27 @@ const gapCheckEvery = time.Second
 // Source reads a JetStream stream by stream sequence through an ordered
 // consumer (no durable consumer, no acknowledgements). It implements
 // recovery.Source.
+//
+// A watchdog keeps it reading: when the consumer has delivered nothing
+// for StallTimeout while the stream holds a message at or past the
+// sequence after the last one delivered, the source stops that consumer
+// and starts a new one at that sequence, logging it at Warn. (nats.go's
+// ordered consumer can stop delivering without an error after a server
+// dies; see watchdog.go.)
 type Source struct {
 	o       SourceOptions
 	log     *slog.Logger
 	nc      *nats.Conn
+	js      jetstream.JetStream
 	stream  jetstream.Stream
 	created int64
-	cc      jetstream.ConsumeContext
 
 	msgs chan jetstream.Msg
+	d    delivery
+	// stop ends the watchdog and the calls it makes; watched is closed
+	// when it has returned.
+	stop    context.CancelFunc
+	watched chan struct{}
 
 	// Owned by Read.
 	next      uint64
@@ -57,6 +80,8 @@ type Source struct {
 	lastCheck time.Time
 
 	mu     sync.Mutex
+	cons   jetstream.Consumer // the current consumer
+	cc     jetstream.ConsumeContext
 	end    uint64 // the stream sequence after its last message, as last seen (0: unknown)
 	failed error
 	wake   chan struct{} // closed on failure
@@ -86,7 +111,7 @@ func (s *Source) Start(ctx context.Context, cursor []byte) error {
 	if err != nil {
 		return err
 	}
-	s.nc = nc
+	s.nc, s.js = nc, js
 	if s.stream, err = js.Stream(ctx, s.o.Stream); err != nil {
 		if errors.Is(err, jetstream.ErrStreamNotFound) {
 			return fmt.Errorf("%s: the stream does not exist", s.Name())
@@ -103,30 +128,52 @@ func (s *Source) Start(ctx context.Context, cursor []byte) error {
 		s.end = info.State.LastSeq + 1
 		s.mu.Unlock()
 	}
-	cfg := jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: s.next}
+	gen := s.d.begin(s.next)
+	cons, cc, err := s.consume(ctx, s.next, gen)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.cons, s.cc = cons, cc
+	s.mu.Unlock()
+	s.startWatch()
+	return nil
+}
+
+// startWatch runs the watchdog (see watchdog.go) until Close.
+func (s *Source) startWatch() {
+	ctx, stop := context.WithCancel(context.Background())
+	s.stop, s.watched = stop, make(chan struct{})
+	go func() {
+		defer close(s.watched)
+		s.watch(ctx)
+	}()
+}
+
+// consume starts an ordered consumer at stream sequence from whose
+// messages go to Read's buffer as generation gen's (see delivery).
+func (s *Source) consume(ctx context.Context, from uint64, gen uint64) (jetstream.Consumer, jetstream.ConsumeContext, error) {
+	cfg := jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: from}
 	if s.o.Subject != "" {
 		cfg.FilterSubjects = []string{s.o.Subject}
 	}
-	cons, err := js.OrderedConsumer(ctx, s.o.Stream, cfg)
+	cons, err := s.js.OrderedConsumer(ctx, s.o.Stream, cfg)
 	if err != nil {
-		return fmt.Errorf("%s: consumer: %w", s.Name(), err)
+		return nil, nil, fmt.Errorf("%s: consumer: %w", s.Name(), err)
 	}
-	s.cc, err = cons.Consume(func(m jetstream.Msg) {
-		select {
-		case s.msgs <- m:
-		case <-s.closed:
-		}
+	cc, err := cons.Consume(func(m jetstream.Msg) {
+		s.d.hand(gen, m, s.msgs, s.closed)
 	}, jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
 		if errors.Is(err, jetstream.ErrStreamNotFound) {
 			s.fail(&broker.PositionError{Input: s.Name(), Position: -1, Start: -1, End: -1, Err: broker.ErrBackwards, Detail: "the stream was deleted"})
 			return
 		}
-		s.log.Warn("jetstream source: consumer error", "stream", s.o.Stream, "err", err)
+		s.log.Warn("jetstream source: consumer error", "stream", s.o.Stream, "err", err, "last_delivered", s.d.last())
 	}))
 	if err != nil {
-		return fmt.Errorf("%s: consume: %w", s.Name(), err)
+		return nil, nil, fmt.Errorf("%s: consume: %w", s.Name(), err)
 	}
-	return nil
+	return cons, cc, nil
 }
 
 // startAt returns the sequence to start at, checking the cursor.
@@ -302,11 +349,27 @@ func (s *Source) failure() error {
 	return s.failed
 }
 
-// Close stops the consumer and closes the connection.
+// stopWait bounds how long Close waits for the consumer to stop before it
+// closes the connection, which ends the consumer too.
+const stopWait = time.Second
+
+// Close stops the watchdog and the consumer and closes the connection.
 func (s *Source) Close() error {
 	s.once.Do(func() { close(s.closed) }) // unblocks a handler on a full buffer
-	if s.cc != nil {
-		s.cc.Stop()
+	if s.stop != nil {
+		s.stop()
+		<-s.watched
+	}
+	s.mu.Lock()
+	cc := s.cc
+	s.mu.Unlock()
+	if cc != nil {
+		stopped := make(chan struct{})
+		go func() { cc.Stop(); close(stopped) }()
+		select { // a consumer stuck re-creating itself stops late (see retire)
+		case <-stopped:
+		case <-time.After(stopWait):
+		}
 	}
 	if s.nc != nil {
 		s.nc.Close()
