@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cdclog/cdclog/internal/progress"
 	"github.com/cdclog/cdclog/recovery"
 	"github.com/urfave/cli/v2"
 )
@@ -77,9 +78,9 @@ func runCheck(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	prog := newProgress(e, progressOptions{label: "check " + path})
+	prog := newProgress(e, progress.Options{Label: "check " + path})
 	rep, err := recovery.Check(path, recovery.CheckOptions{LockTimeout: timeout, MaxProblems: c.Int("max-problems")})
-	prog.finish()
+	prog.Finish()
 	if err != nil {
 		return dbError(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cdclog/cdclog/control"
+	"github.com/cdclog/cdclog/internal/progress"
 	"github.com/cdclog/cdclog/recovery"
 	"github.com/urfave/cli/v2"
 )
@@ -94,9 +95,9 @@ func runGC(c *cli.Context) error {
 		return usageError("gc --retain-output: %v", err)
 	}
 	o := recovery.GCOptions{KeepTimes: c.Uint64("keep-wal"), RetainOutput: retain, NoCompact: c.Bool("no-compact")}
-	prog := newProgress(e, progressOptions{label: "gc " + path})
+	prog := newProgress(e, progress.Options{Label: "gc " + path})
 	res, note, err := gcHeldOrNot(c, e, path, o, timeout)
-	prog.finish()
+	prog.Finish()
 	if err != nil {
 		return dbError(err)
 	}

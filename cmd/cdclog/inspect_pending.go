@@ -5,6 +5,7 @@ import (
 
 	"github.com/cdclog/cdclog/control"
 	"github.com/cdclog/cdclog/demangle"
+	"github.com/cdclog/cdclog/internal/progress"
 	"github.com/urfave/cli/v2"
 )
 
@@ -62,7 +63,7 @@ func runInspectPending(c *cli.Context) error {
 		},
 		empty: func(r control.View) string {
 			f, complete := r.Frontier()
-			return fmt.Sprintf("no pending times (%s)", frontierText(f, complete))
+			return fmt.Sprintf("no pending times (%s)", progress.FrontierText(f, complete))
 		},
 	})
 }

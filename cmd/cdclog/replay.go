@@ -7,6 +7,7 @@ import (
 
 	"github.com/cdclog/cdclog/cdc"
 	"github.com/cdclog/cdclog/control"
+	"github.com/cdclog/cdclog/internal/progress"
 	"github.com/cdclog/cdclog/recovery"
 	"github.com/urfave/cli/v2"
 )
@@ -149,7 +150,7 @@ func replayStored(e *env, r control.View, from uint64) error {
 	out := newRecordWriter(e, "replay", int64(end)-int64(from))
 	err := r.Records(from, func(rec *recovery.Record) error { return out.write(&rec.Msg) })
 	if out.n == 0 && errors.Is(err, control.ErrGone) {
-		out.prog.finish()
+		out.prog.Finish()
 		return errGoneBeforeAnswer
 	}
 	return out.close(err, "read output log")
@@ -169,9 +170,9 @@ func replayRederive(e *env, r *recovery.Reader) error {
 
 // replayVerify compares the re-derived stream with the stored output.
 func replayVerify(e *env, r *recovery.Reader) error {
-	prog := newProgress(e, progressOptions{label: "verify"}) // a spinner: Verify reports no progress
+	prog := newProgress(e, progress.Options{Label: "verify"}) // a spinner: Verify reports no progress
 	res, err := r.Verify()
-	prog.finish()
+	prog.Finish()
 	if err != nil {
 		return withCode(exitFailure, fmt.Errorf("verify: %w", err))
 	}
@@ -209,7 +210,7 @@ func orEnd(rendered, stream string) string {
 // counting them on the progress display.
 type recordWriter struct {
 	w    *cdc.Writer
-	prog *progress
+	prog *progress.Bar
 	n    int64
 }
 
@@ -219,7 +220,7 @@ const progressEvery = 4096
 func newRecordWriter(e *env, label string, total int64) *recordWriter {
 	return &recordWriter{
 		w:    cdc.NewWriter(e.stdout, e.outFormat),
-		prog: newProgress(e, progressOptions{label: label, total: total, unit: "record"}),
+		prog: newProgress(e, progress.Options{Label: label, Total: total, Unit: "record"}),
 	}
 }
 
@@ -228,7 +229,7 @@ func (o *recordWriter) write(m *cdc.Message) error {
 		return &writeError{err}
 	}
 	if o.n++; o.n%progressEvery == 0 {
-		o.prog.add(progressEvery)
+		o.prog.Add(progressEvery)
 	}
 	return nil
 }
@@ -236,8 +237,8 @@ func (o *recordWriter) write(m *cdc.Message) error {
 // close flushes the output and ends the display; err is the scan's, and
 // what names what was read.
 func (o *recordWriter) close(err error, what string) error {
-	o.prog.add(o.n % progressEvery)
-	o.prog.finish()
+	o.prog.Add(o.n % progressEvery)
+	o.prog.Finish()
 	if err == nil {
 		if ferr := o.w.Flush(); ferr != nil {
 			err = &writeError{ferr}
