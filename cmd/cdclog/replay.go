@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/cdclog/cdclog/cdc"
@@ -198,6 +199,8 @@ func replayVerify(e *env, r *recovery.Reader) error {
 	}
 	return withCode(exitFailure, fmt.Errorf("replay --verify: the stored output differs from the stream re-derived from the WAL at record %d", res.FirstDiff))
 }
+
+func u64(v uint64) string { return strconv.FormatUint(v, 10) }
 
 func orEnd(rendered, stream string) string {
 	if rendered == "" {
