@@ -185,6 +185,6 @@ func runIngest(c *cli.Context) error {
 	if err := p.Close(); err != nil && runErr == nil {
 		runErr = withCode(exitFailure, err)
 	}
-	in.report(c.String("db"), st, stErr, sig.received())
+	in.report(c.String("db"), st, stErr, sig.Received())
 	return sig.outcome(runErr)
 }

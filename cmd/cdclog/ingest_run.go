@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cdclog/cdclog/internal/progress"
+	"github.com/cdclog/cdclog/internal/sigstop"
 	"github.com/cdclog/cdclog/recovery"
 	"github.com/cdclog/cdclog/relay"
 )
@@ -133,7 +134,7 @@ func (in *ingester) report(db string, st recovery.Status, stErr error, sig os.Si
 	msg := "ingest finished"
 	if sig != nil {
 		msg = "ingest stopped"
-		attrs = append(attrs, slog.String("signal", signalName(sig)),
+		attrs = append(attrs, slog.String("signal", sigstop.Name(sig)),
 			slog.String("resume", "rerun the same command: file and broker inputs resume after what was committed"))
 	}
 	logSummary(in.e, msg, attrs...)
