@@ -212,3 +212,27 @@ func TestProblemCountSaysOneProblemOrMany(t *testing.T) {
 		t.Errorf("five: %q", got)
 	}
 }
+
+func TestVerifySaysIdenticalOrShowsTheFirstDifferenceWithWhatGCDropped(t *testing.T) {
+	tests := []struct {
+		name     string
+		res      recovery.VerifyResult
+		walFloor uint64
+		want     string
+	}{
+		{"identical", recovery.VerifyResult{Compared: 12, Match: true, OutputFrom: 1}, 0, "verified 12 records: identical\n"},
+		{"identical after gc", recovery.VerifyResult{Compared: 5, Match: true, OutputFrom: 8}, 40,
+			"verified 5 records (from time 40 on: gc dropped the WAL below it; from record 8 on: gc's retention dropped the output before it): identical\n"},
+		{"the re-derived stream ends first", recovery.VerifyResult{Compared: 3, FirstDiff: 4, Stored: "update(a, 7, +1)", OutputFrom: 1}, 0,
+			"verified 3 records, then first difference at record 4:\n  stored:     update(a, 7, +1)\n  re-derived: (nothing: the re-derived stream ends here)\n"},
+	}
+	for _, tt := range tests {
+		var b strings.Builder
+		if err := Verify(&b, &tt.res, tt.walFloor); err != nil {
+			t.Fatal(err)
+		}
+		if b.String() != tt.want {
+			t.Errorf("%s:\n%q\nwant\n%q", tt.name, b.String(), tt.want)
+		}
+	}
+}

@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/cdclog/cdclog/cdc"
 	"github.com/cdclog/cdclog/control"
+	"github.com/cdclog/cdclog/inspect"
 	"github.com/cdclog/cdclog/internal/progress"
 	"github.com/cdclog/cdclog/recovery"
 	"github.com/urfave/cli/v2"
@@ -177,37 +177,16 @@ func replayVerify(e *env, r *recovery.Reader) error {
 	if err != nil {
 		return withCode(exitFailure, fmt.Errorf("verify: %w", err))
 	}
-	var notes []string
-	if floor := r.WALFloor(); floor > 0 {
-		notes = append(notes, fmt.Sprintf("from time %d on: gc dropped the WAL below it", floor))
-	}
-	if res.OutputFrom > 1 {
-		notes = append(notes, fmt.Sprintf("from record %d on: gc's retention dropped the output before it", res.OutputFrom))
-	}
-	var note string
-	if len(notes) > 0 {
-		note = " (" + strings.Join(notes, "; ") + ")"
-	}
-	if res.Match {
-		_, err := fmt.Fprintf(e.stdout, "verified %d records%s: identical\n", res.Compared, note)
+	if err := inspect.Verify(e.stdout, &res, r.WALFloor()); err != nil {
 		return withCode(exitFailure, err)
 	}
-	_, werr := fmt.Fprintf(e.stdout, "verified %d records%s, then first difference at record %d:\n  stored:     %s\n  re-derived: %s\n",
-		res.Compared, note, res.FirstDiff, orEnd(res.Stored, "stored output"), orEnd(res.Derived, "re-derived stream"))
-	if werr != nil {
-		return withCode(exitFailure, werr)
+	if res.Match {
+		return nil
 	}
 	return withCode(exitFailure, fmt.Errorf("replay --verify: the stored output differs from the stream re-derived from the WAL at record %d", res.FirstDiff))
 }
 
 func u64(v uint64) string { return strconv.FormatUint(v, 10) }
-
-func orEnd(rendered, stream string) string {
-	if rendered == "" {
-		return "(nothing: the " + stream + " ends here)"
-	}
-	return rendered
-}
 
 // recordWriter writes a stream of records to stdout in the output format,
 // counting them on the progress display.
