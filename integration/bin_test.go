@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,48 +15,29 @@ import (
 	"time"
 
 	"github.com/cdclog/cdclog/cdc"
+	"github.com/cdclog/cdclog/internal/testbin"
 	"github.com/cdclog/cdclog/recovery"
 )
 
 // The tests in *_bin_test.go run the built cdclog binary against the
 // brokers, as an operator does, killing it with SIGKILL at random
 // instants and restarting it, as cmd/cdclog's crash tests do with files.
-// The binary is built once, from the main module (so with its own
-// dependency versions), into a directory TestMain removes.
+// The binary is built once by testbin, from the main module's root (so
+// with the main module's dependency versions), into a directory TestMain
+// removes.
 
-var built struct {
-	once sync.Once
-	dir  string
-	path string
-	err  error
-}
+var built = testbin.Build{Dir: ".."}
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if built.dir != "" {
-		os.RemoveAll(built.dir)
-	}
+	built.Cleanup()
 	os.Exit(code)
 }
 
 // cdclogPath returns the built binary, building it on first use.
 func cdclogPath(t *testing.T) string {
 	t.Helper()
-	built.once.Do(func() {
-		if built.dir, built.err = os.MkdirTemp("", "cdclog-integration-"); built.err != nil {
-			return
-		}
-		built.path = filepath.Join(built.dir, "cdclog")
-		cmd := exec.Command("go", "build", "-o", built.path, "./cmd/cdclog")
-		cmd.Dir = ".." // the main module
-		if out, err := cmd.CombinedOutput(); err != nil {
-			built.err = fmt.Errorf("go build ./cmd/cdclog: %v\n%s", err, out)
-		}
-	})
-	if built.err != nil {
-		t.Fatal(built.err)
-	}
-	return built.path
+	return built.Path(t)
 }
 
 // syncBuffer is a bytes.Buffer safe to read while the child writes it.
@@ -148,10 +128,8 @@ func (m ioMulti) Write(b []byte) (int, error) {
 }
 
 func (p *proc) result() exit {
-	e := exit{code: p.state.ExitCode(), stderr: p.stderr.String(), elapsed: time.Since(p.started)}
-	if ws, ok := p.state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		e.code, e.signaled = -1, true
-	}
+	e := exit{stderr: p.stderr.String(), elapsed: time.Since(p.started)}
+	e.code, e.signaled = testbin.ExitOf(p.state)
 	return e
 }
 
@@ -245,16 +223,7 @@ type killSchedule struct {
 
 // newKillSchedule logs its seed; CDCLOG_CRASH_SEED=S replays one.
 func newKillSchedule(t *testing.T, max time.Duration) *killSchedule {
-	seed := uint64(time.Now().UnixNano())
-	if v := os.Getenv("CDCLOG_CRASH_SEED"); v != "" {
-		s, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			t.Fatalf("CDCLOG_CRASH_SEED=%q: %v", v, err)
-		}
-		seed = s
-	}
-	t.Logf("kill schedule seed %d (CDCLOG_CRASH_SEED=%d replays it)", seed, seed)
-	return &killSchedule{rng: rand.New(rand.NewPCG(seed, 14)), max: max}
+	return &killSchedule{rng: rand.New(rand.NewPCG(testbin.CrashSeed(t), 14)), max: max}
 }
 
 // next is how long the next run lives before its SIGKILL.

@@ -62,11 +62,13 @@ type shardReader struct {
 	name  string
 	size  int    // the read size of a chunk
 	line  int64  // lines read so far
+	off   int64  // byte offset of the next line's first byte
 	carry []byte // the start of a line whose end is not read yet
 	// A line longer than MaxLineSize is skipped to its end: head keeps
 	// its first bytes for the LineError.
 	skipping bool
 	head     []byte
+	longOff  int64 // the byte offset of the line being skipped
 	// prev is the key of the shard's last record, for the order check;
 	// its digits are copied to prevSeq when its chunk is handed over.
 	prev    mergeKey
@@ -150,18 +152,20 @@ func (r *shardReader) split(c *chunk, from int) int {
 		end := from + nl
 		if r.skipping {
 			r.skipping = false
-			r.tooLong(c)
+			r.tooLong(c, r.longOff)
 		} else {
 			r.add(c, c.buf[from:end])
 		}
+		r.off += int64(end + 1 - from)
 		from = end + 1
 	}
 	if rest := len(c.buf) - from; r.skipping || rest > MaxLineSize+len("\r\n") {
 		// Too long (or already known to be): keep the head, drop the rest.
 		if !r.skipping {
 			r.head = append(r.head[:0], c.buf[from:from+tooLongPrefix]...)
-			r.skipping = true
+			r.skipping, r.longOff = true, r.off
 		}
+		r.off += int64(rest)
 		c.buf = c.buf[:from]
 	}
 	return from
@@ -172,18 +176,23 @@ func (r *shardReader) last(c *chunk, from int) {
 	switch {
 	case r.skipping:
 		r.skipping = false
-		r.tooLong(c)
+		r.tooLong(c, r.longOff)
 	case from < len(c.buf):
 		r.add(c, c.buf[from:])
+		r.off += int64(len(c.buf) - from)
 	}
 }
 
-// tooLong adds the line being skipped as a LineError.
-func (r *shardReader) tooLong(c *chunk) {
+// tooLong adds the line at byte offset off, too long to keep, as a
+// LineError with its first bytes (r.head).
+func (r *shardReader) tooLong(c *chunk, off int64) {
 	r.line++
-	raw := bytes.Clone(r.head)
-	c.ents = append(c.ents, entry{line: r.line, bad: &LineError{Source: r.name, Line: r.line, Raw: raw,
-		Err: lineTooLong(r.line)}})
+	raw := r.head
+	if r.line == 1 && bytes.HasPrefix(raw, bom) {
+		raw, off = raw[len(bom):], off+int64(len(bom))
+	}
+	c.ents = append(c.ents, entry{line: r.line, bad: &LineError{Source: r.name, Line: r.line, Offset: off,
+		Raw: bytes.Clone(raw), Err: lineTooLong(r.line)}})
 }
 
 // add adds one line, given without its '\n'.
@@ -193,12 +202,13 @@ func (r *shardReader) add(c *chunk, line []byte) {
 	}
 	if len(line) > MaxLineSize {
 		r.head = append(r.head[:0], line[:tooLongPrefix]...)
-		r.tooLong(c)
+		r.tooLong(c, r.off)
 		return
 	}
 	r.line++
-	if r.line == 1 {
-		line = bytes.TrimPrefix(line, bom)
+	off := r.off
+	if r.line == 1 && bytes.HasPrefix(line, bom) {
+		line, off = line[len(bom):], off+int64(len(bom))
 	}
 	if len(line) == 0 || line[0] != '{' && len(bytes.Trim(line, " \t\r")) == 0 {
 		return // blank
@@ -208,7 +218,7 @@ func (r *shardReader) add(c *chunk, line []byte) {
 	if !r.keys.key(line, &e.key) {
 		slow, err := recordKeySlow(line)
 		if err != nil {
-			e.bad = &LineError{Source: r.name, Line: r.line, Raw: line, Err: err}
+			e.bad = &LineError{Source: r.name, Line: r.line, Offset: off, Raw: line, Err: err}
 			return
 		}
 		e.key = mergeKeyOf(rawKeyOf(slow))
@@ -229,6 +239,7 @@ func (r *shardReader) addShaped(c *chunk, from int) (next int, ok bool) {
 		return 0, false
 	}
 	r.line++
+	r.off += int64(next - from)
 	e.rec, e.line = c.buf[from:end], r.line
 	e.disord = r.hasPrev && e.key.compare(&r.prev) < 0
 	r.prev, r.hasPrev = e.key, true

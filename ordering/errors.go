@@ -64,9 +64,11 @@ func quoted(s string) string {
 // is then ErrLineTooLong). The reader can go on past a LineError: the next
 // call to Next reads the following line.
 type LineError struct {
-	// Source names the input (a file name) and Line is the 1-based line.
+	// Source names the input (a file name) and Line is the 1-based line;
+	// Offset is the byte offset of the line's first byte in the input.
 	Source string
 	Line   int64
+	Offset int64
 	// Raw is the offending line without its terminator, or its first
 	// bytes when the line is too long. It is valid until the reader's next
 	// call to Next.
@@ -88,7 +90,7 @@ func (e *LineError) Unwrap() error { return e.Err }
 // position, a copy of its bytes (the first of them, Truncated set, for a
 // line too long) and what is wrong with it.
 func (e *LineError) Reject() cdc.Reject {
-	return cdc.Reject{Pos: cdc.Pos{Source: e.Source, Line: e.Line}, Raw: bytes.Clone(e.Raw),
+	return cdc.Reject{Pos: cdc.Pos{Source: e.Source, Line: e.Line, Offset: e.Offset}, Raw: bytes.Clone(e.Raw),
 		Truncated: errors.Is(e.Err, ErrLineTooLong), Reason: e.Err.Error()}
 }
 

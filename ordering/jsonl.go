@@ -36,6 +36,8 @@ type JSONLReader struct {
 	r    *bufio.Reader
 	name string
 	line int64  // number of the line last read
+	off  int64  // byte offset of the line last read
+	next int64  // byte offset of the next line: what was consumed
 	long []byte // assembles lines longer than r's buffer
 	err  error  // sticky read error
 	// slowKeys makes Next find keys by the slow path only, as it did
@@ -61,18 +63,18 @@ func (j *JSONLReader) Next() (Key, []byte, error) {
 		if err != nil {
 			return Key{}, nil, err
 		}
-		if tooLong {
-			return Key{}, nil, &LineError{Source: j.name, Line: j.line, Raw: line, Err: lineTooLong(j.line)}
+		if j.line == 1 && bytes.HasPrefix(line, bom) {
+			line, j.off = line[len(bom):], j.off+int64(len(bom))
 		}
-		if j.line == 1 {
-			line = bytes.TrimPrefix(line, bom)
+		if tooLong {
+			return Key{}, nil, &LineError{Source: j.name, Line: j.line, Offset: j.off, Raw: line, Err: lineTooLong(j.line)}
 		}
 		if len(bytes.Trim(line, " \t\r")) == 0 {
 			continue
 		}
 		key, err := j.recordKey(line)
 		if err != nil {
-			return Key{}, nil, &LineError{Source: j.name, Line: j.line, Raw: line, Err: err}
+			return Key{}, nil, &LineError{Source: j.name, Line: j.line, Offset: j.off, Raw: line, Err: err}
 		}
 		return key, line, nil
 	}
@@ -89,6 +91,11 @@ func (j *JSONLReader) recordKey(line []byte) (Key, error) {
 // LineError Next returned last.
 func (j *JSONLReader) Line() int64 { return j.line }
 
+// Offset returns the byte offset in the input of the first byte of the
+// line last read (after the byte order mark, on the first line), as a
+// cdc.Pos gives it.
+func (j *JSONLReader) Offset() int64 { return j.off }
+
 // readLine returns the next line without its terminator. For a line longer
 // than MaxLineSize it consumes the whole line, returns its first bytes and
 // sets tooLong.
@@ -100,8 +107,9 @@ func (j *JSONLReader) readLine() (line []byte, tooLong bool, err error) {
 		return nil, false, io.EOF
 	}
 	line, err = j.r.ReadSlice('\n')
+	n := int64(len(line))
 	if errors.Is(err, bufio.ErrBufferFull) {
-		line, tooLong, err = j.readLong(line)
+		line, tooLong, n, err = j.readLong(line)
 	}
 	if err != nil && !(errors.Is(err, io.EOF) && len(line) > 0) {
 		if !errors.Is(err, io.EOF) {
@@ -111,6 +119,7 @@ func (j *JSONLReader) readLine() (line []byte, tooLong bool, err error) {
 		return nil, false, err
 	}
 	j.line++
+	j.off, j.next = j.next, j.next+n
 	if !tooLong {
 		line = bytes.TrimSuffix(line, []byte("\n"))
 		line = bytes.TrimSuffix(line, []byte("\r"))
@@ -124,12 +133,15 @@ func (j *JSONLReader) readLine() (line []byte, tooLong bool, err error) {
 
 // readLong assembles a line that does not fit the read buffer, starting
 // with frag. Once the line is certainly too long it stops keeping bytes and
-// skips to the end of the line.
-func (j *JSONLReader) readLong(frag []byte) (line []byte, tooLong bool, err error) {
+// skips to the end of the line. n is how many bytes it consumed, frag's
+// included.
+func (j *JSONLReader) readLong(frag []byte) (line []byte, tooLong bool, n int64, err error) {
 	const limit = MaxLineSize + len("\r\n")
 	j.long = append(j.long[:0], frag...)
+	n = int64(len(frag))
 	for {
 		frag, err = j.r.ReadSlice('\n')
+		n += int64(len(frag))
 		if !tooLong && len(j.long)+len(frag) > limit {
 			tooLong = true
 			j.long = j.long[:min(len(j.long), tooLongPrefix)]
@@ -145,5 +157,5 @@ func (j *JSONLReader) readLong(frag []byte) (line []byte, tooLong bool, err erro
 	if cap(j.long) > 4*readBufferSize {
 		j.long = nil // the caller's slice keeps it alive; we need not
 	}
-	return line, tooLong, err
+	return line, tooLong, n, err
 }

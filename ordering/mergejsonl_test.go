@@ -103,7 +103,8 @@ func TestMergeJSONLAppliesThePolicyToBadLines(t *testing.T) {
 			if len(q.got) != 2 {
 				t.Fatalf("quarantined %d lines, want 2", len(q.got))
 			}
-			if r := q.got[1]; r.Pos != (cdc.Pos{Source: "s0", Line: 2}) || string(r.Raw) != "not json" || r.Truncated ||
+			at := int64(len(idRec(1, 1, "a1")) + 1) // the second line of s0
+			if r := q.got[1]; r.Pos != (cdc.Pos{Source: "s0", Line: 2, Offset: at}) || string(r.Raw) != "not json" || r.Truncated ||
 				!strings.HasPrefix(r.Reason, "record is not valid JSON") {
 				t.Errorf("reject %+v", r)
 			}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 
@@ -72,4 +73,77 @@ func TestAnOverlongLineIsRejectedInTheWordsOfEveryReader(t *testing.T) {
 	if !errors.Is(bad[0], ErrLineTooLong) {
 		t.Errorf("%v does not match ErrLineTooLong", bad[0])
 	}
+}
+
+// A rejected line carries its byte offset, as every reject of cdclog
+// does: merge's readers (the JSONLReader, and MergeJSONL's chunked reader
+// fed whole or a few bytes at a time) give each bad line the position
+// cdc.Reader gives it, through CRLF and blank lines, a byte order mark, an
+// over-long line and a last line without its end.
+func TestARejectedLineCarriesTheOffsetCdcReaderGivesIt(t *testing.T) {
+	over := longRecord(MaxLineSize + 1)
+	tests := []struct {
+		name  string
+		input string
+		bad   []int64 // the lines rejected
+	}{
+		{"a bad line among records", rec1(1, 1) + "\n" + "not json\n" + rec1(2, 2) + "\n", []int64{2}},
+		{"CRLF and blank lines before", rec1(1, 1) + "\r\n\r\n  \n" + "[1]\r\n" + rec1(2, 2) + "\n" + "{}", []int64{4, 6}},
+		{"a byte order mark on a bad first line", "\xEF\xBB\xBF{\"x\":1}\n" + rec1(1, 1) + "\nnope\n", []int64{1, 3}},
+		{"after an over-long line", rec1(1, 1) + "\n" + over + "\n" + "bad\n", []int64{2, 3}},
+		{"an over-long first line after a byte order mark", "\xEF\xBB\xBF" + over + "\nbad", []int64{1, 2}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var want []cdc.Pos
+			for _, line := range tt.bad {
+				want = append(want, cdcReject(t, tt.input, "shard.jsonl", line).Pos)
+			}
+			_, _, bad, err := readAll(t, strings.NewReader(tt.input))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var fromReader []cdc.Pos
+			for _, le := range bad {
+				rj := le.Reject()
+				fromReader = append(fromReader, rj.Pos)
+			}
+			if !slices.Equal(fromReader, want) {
+				t.Errorf("JSONLReader: rejects at %v, want %v", fromReader, want)
+			}
+			readers := map[string]func() io.Reader{"whole": func() io.Reader { return strings.NewReader(tt.input) }}
+			if len(tt.input) < 1<<10 { // a long line read 7 bytes at a time would take minutes
+				readers["7 bytes a read"] = func() io.Reader { return &smallReads{s: tt.input, n: 7} }
+			}
+			for name, r := range readers {
+				var merged keptRejects
+				opts := MergeOptions{OnError: cdc.Quarantine, Quarantine: &merged, Log: slog.New(slog.DiscardHandler)}
+				if _, err := MergeJSONL(context.Background(), []Shard{{Name: "shard.jsonl", R: r()}}, io.Discard, opts); err != nil {
+					t.Fatalf("MergeJSONL, %s: %v", name, err)
+				}
+				var got []cdc.Pos
+				for _, rj := range merged {
+					got = append(got, rj.Pos)
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("MergeJSONL, %s: rejects at %v, want %v", name, got, want)
+				}
+			}
+		})
+	}
+}
+
+// smallReads returns at most n bytes of s per Read.
+type smallReads struct {
+	s string
+	n int
+}
+
+func (r *smallReads) Read(p []byte) (int, error) {
+	if r.s == "" {
+		return 0, io.EOF
+	}
+	k := copy(p[:min(len(p), r.n)], r.s)
+	r.s = r.s[k:]
+	return k, nil
 }

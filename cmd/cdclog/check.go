@@ -3,10 +3,9 @@ package main
 import (
 	"bufio"
 	"fmt"
-	"io"
-	"strconv"
-	"strings"
 
+	"github.com/cdclog/cdclog/inspect"
+	"github.com/cdclog/cdclog/internal/progress"
 	"github.com/cdclog/cdclog/recovery"
 	"github.com/urfave/cli/v2"
 )
@@ -77,80 +76,17 @@ func runCheck(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	prog := newProgress(e, progressOptions{label: "check " + path})
+	prog := newProgress(e, progress.Options{Label: "check " + path})
 	rep, err := recovery.Check(path, recovery.CheckOptions{LockTimeout: timeout, MaxProblems: c.Int("max-problems")})
-	prog.finish()
+	prog.Finish()
 	if err != nil {
 		return dbError(err)
 	}
 	err = writeStdout(e, func(w *bufio.Writer) error {
-		if c.Bool("json") {
-			return writeJSONObject(w, &rep)
-		}
-		return writeCheckText(w, &rep)
+		return inspect.Check(w, &rep, inspect.Options{JSON: c.Bool("json")})
 	})
 	if err != nil || rep.OK {
 		return err
 	}
-	return withCode(exitFailure, fmt.Errorf("check: %s: %s", path, problemCount(&rep)))
-}
-
-// problemCount says how many problems the report holds.
-func problemCount(rep *recovery.CheckReport) string {
-	n := len(rep.Problems) + rep.ProblemsOmitted
-	if n == 1 {
-		return "1 problem"
-	}
-	return strconv.Itoa(n) + " problems"
-}
-
-// writeCheckText prints the report as aligned "key: value" lines, then
-// one line per problem.
-func writeCheckText(w io.Writer, rep *recovery.CheckReport) error {
-	var kv keyValues
-	kv.add("database", rep.Path)
-	schema := u64(rep.SchemaVersion)
-	if rep.SchemaVersion < 2 {
-		schema += " (written before checksums: records are unverified until an ingest or gc upgrades it)"
-	}
-	kv.add("schema version", schema)
-	kv.add("pages", strconv.Itoa(rep.Pages))
-	var recs []string
-	for _, b := range rep.Buckets {
-		s := fmt.Sprintf("%s %d", b.Name, b.Records)
-		if b.Unverified > 0 {
-			s += fmt.Sprintf(" (%d unverified)", b.Unverified)
-		}
-		recs = append(recs, s)
-	}
-	kv.add("records", strings.Join(recs, ", "))
-	kv.add("wal entries", u64(rep.WALEntries))
-	out := u64(rep.OutputRecords)
-	if rep.OutputFrom > 1 {
-		out += fmt.Sprintf(" (from record %d on: gc's retention dropped those before it)", rep.OutputFrom)
-	}
-	kv.add("output records", out)
-	if len(rep.Unknown) > 0 {
-		kv.add("unknown buckets", strings.Join(rep.Unknown, ", ")+" (not checked beyond bbolt's check)")
-	}
-	kv.add("checks run", strings.Join(rep.Checks, ", "))
-	if rep.OK {
-		kv.add("result", "ok: every check holds")
-	} else {
-		kv.add("result", problemCount(rep))
-	}
-	if err := kv.write(w); err != nil {
-		return err
-	}
-	for _, p := range rep.Problems {
-		if _, err := fmt.Fprintf(w, "  %s\n", p); err != nil {
-			return err
-		}
-	}
-	if rep.ProblemsOmitted > 0 {
-		if _, err := fmt.Fprintf(w, "  ... and %d more (raise --max-problems to list them)\n", rep.ProblemsOmitted); err != nil {
-			return err
-		}
-	}
-	return nil
+	return withCode(exitFailure, fmt.Errorf("check: %s: %s", path, inspect.ProblemCount(&rep)))
 }

@@ -51,7 +51,7 @@ func TestInspectConsumersGolden(t *testing.T) {
 		"consumers.txt":   {"consumers"},
 		"consumers.jsonl": {"consumers", "--json"},
 	} {
-		got := inspect(t, db, args...)
+		got := inspectDB(t, db, args...)
 		path := filepath.Join(goldenDir, file)
 		if os.Getenv("CDCLOG_UPDATE_GOLDEN") != "" {
 			if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
@@ -73,7 +73,7 @@ func TestInspectConsumersGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	documented := documentedFields(string(doc))["inspect consumers"]
-	for _, line := range strings.Split(strings.TrimSpace(inspect(t, db, "consumers", "--json")), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(inspectDB(t, db, "consumers", "--json")), "\n") {
 		var m map[string]any
 		if err := json.Unmarshal([]byte(line), &m); err != nil {
 			t.Fatal(err)
@@ -88,7 +88,7 @@ func TestInspectConsumersGolden(t *testing.T) {
 
 func TestInspectStatusListsEachConsumersLag(t *testing.T) {
 	db := consumersDB(t)
-	out := inspect(t, db, "status")
+	out := inspectDB(t, db, "status")
 	for _, want := range []string{"consumer audit:        next record 1, lag 38", "consumer billing:      next record 30, lag 9"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("status lacks %q:\n%s", want, out)
@@ -106,7 +106,7 @@ func TestConsumerDeleteRemovesAConsumerAndRefusesUnknownNames(t *testing.T) {
 	if code != 0 || out != "deleted consumer \"audit\"\n" {
 		t.Fatalf("consumer delete: exit %d, %q, %s", code, out, stderr)
 	}
-	if got := inspect(t, db, "consumers"); strings.Contains(got, "audit") || !strings.Contains(got, "billing") {
+	if got := inspectDB(t, db, "consumers"); strings.Contains(got, "audit") || !strings.Contains(got, "billing") {
 		t.Fatalf("after delete:\n%s", got)
 	}
 	code, _, stderr = runCLI(t, "", "consumer", "delete", "--db", db, "audit")

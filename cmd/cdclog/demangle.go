@@ -86,14 +86,14 @@ func runDemangle(c *cli.Context) (err error) {
 	o := clean.Options{Start: c.Uint64("start"), OnError: policy, Log: e.log, MaxMemory: maxMemory}
 	if prog != nil {
 		o.Progress = func(p clean.Progress) {
-			prog.batch(p.Offset, p.Messages, func() (uint64, bool) { return p.Frontier, p.Done })
+			prog.Batch(p.Offset, p.Messages, func() (uint64, bool) { return p.Frontier, p.Done })
 		}
 	}
 	if q.w != nil {
 		o.Quarantine = q
 	}
 	res, runErr := clean.Stream(c.Context, cdc.NewReader(in, e.inFormat, name), cdc.NewWriter(e.stdout, e.outFormat), o)
-	prog.finish()
+	prog.Finish()
 	reportDemangle(e, &res)
 	return demangleError(runErr)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cdclog/cdclog/cdc"
 	"github.com/cdclog/cdclog/internal/testbin"
+	"github.com/cdclog/cdclog/internal/version"
 )
 
 // flagsFixture is a small mangled stream in a file, and what demangle
@@ -178,7 +179,7 @@ func TestVersionReportsTheBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "cdclog version " + versionOf(bi).String() + "\n"
+	want := "cdclog version " + version.Of(bi).String() + "\n"
 	if !strings.Contains(want, "go:     "+runtime.Version()+" ") {
 		t.Fatalf("the built binary's Go version is not this toolchain's:\n%s", want)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cdclog/cdclog/internal/sigstop"
 	"github.com/cdclog/cdclog/internal/testbin"
 )
 
@@ -162,7 +163,7 @@ var signalStops = []struct {
 
 func TestTheFirstSignalCommitsWhatWasReadAndTheRerunFinishesTheOutput(t *testing.T) {
 	for _, tc := range signalStops {
-		t.Run(signalName(tc.sig), func(t *testing.T) {
+		t.Run(sigstop.Name(tc.sig), func(t *testing.T) {
 			dir := t.TempDir()
 			db, out := filepath.Join(dir, "s.db"), filepath.Join(dir, "out.jsonl")
 			// An hour's batch delay: what was read is waiting to be

@@ -2,12 +2,11 @@ package main
 
 import (
 	"bufio"
-	"fmt"
-	"io"
-	"strconv"
 	"time"
 
 	"github.com/cdclog/cdclog/control"
+	"github.com/cdclog/cdclog/inspect"
+	"github.com/cdclog/cdclog/internal/progress"
 	"github.com/cdclog/cdclog/recovery"
 	"github.com/urfave/cli/v2"
 )
@@ -94,17 +93,14 @@ func runGC(c *cli.Context) error {
 		return usageError("gc --retain-output: %v", err)
 	}
 	o := recovery.GCOptions{KeepTimes: c.Uint64("keep-wal"), RetainOutput: retain, NoCompact: c.Bool("no-compact")}
-	prog := newProgress(e, progressOptions{label: "gc " + path})
+	prog := newProgress(e, progress.Options{Label: "gc " + path})
 	res, note, err := gcHeldOrNot(c, e, path, o, timeout)
-	prog.finish()
+	prog.Finish()
 	if err != nil {
 		return dbError(err)
 	}
 	return writeStdout(e, func(w *bufio.Writer) error {
-		if c.Bool("json") {
-			return writeJSONObject(w, &res)
-		}
-		return writeGCText(w, path, &res, note)
+		return inspect.GC(w, path, &res, note, inspect.Options{JSON: c.Bool("json")})
 	})
 }
 
@@ -123,30 +119,4 @@ func gcHeldOrNot(c *cli.Context, e *env, path string, o recovery.GCOptions, time
 		return res, "not compacted: later writes reuse the freed pages", err
 	}
 	return res, "", err
-}
-
-// writeGCText prints what gc did as aligned "key: value" lines.
-func writeGCText(w io.Writer, path string, res *recovery.GCResult, note string) error {
-	var kv keyValues
-	kv.add("database", path)
-	if res.Floor == 0 {
-		kv.add("wal floor", "0 (nothing to drop)")
-	} else {
-		kv.add("wal floor", u64(res.Floor)+" (the WAL below this time is dropped, whole chunks at a time)")
-	}
-	kv.add("chunks deleted", strconv.Itoa(res.ChunksDeleted))
-	if res.OutputRecordsDropped > 0 {
-		kv.add("output dropped", fmt.Sprintf("%d records in %d chunks", res.OutputRecordsDropped, res.OutputChunksDeleted))
-	} else {
-		kv.add("output dropped", "none")
-	}
-	kv.add("output kept from", u64(res.OutputFrom))
-	kv.add("output held by", res.OutputHeldBy)
-	kv.add("size before", humanBytes(res.BytesBefore))
-	after := humanBytes(res.BytesAfter)
-	if note != "" {
-		after += " (" + note + ")"
-	}
-	kv.add("size after", after)
-	return kv.write(w)
 }

@@ -92,7 +92,7 @@ func TestGCRetainOutputNeverDropsWhatAConsumerHasNotCommitted(t *testing.T) {
 			t.Fatalf("%q after retention: %v", args, res)
 		}
 	}
-	if out := inspect(t, db, "output", "--limit", "1", "--json"); !strings.HasPrefix(out, `{"seq":`+from+",") {
+	if out := inspectDB(t, db, "output", "--limit", "1", "--json"); !strings.HasPrefix(out, `{"seq":`+from+",") {
 		t.Fatalf("inspect output starts at %s, want %s", out, from)
 	}
 	verify := mustRunBin(t, nil, "replay", "--db", db, "--verify").Stdout

@@ -126,12 +126,12 @@ func ingestInParts(t *testing.T, db, stream string, n int) string {
 func TestGCKeepsTheWALOfRecentTimes(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "state.db")
 	ingestInParts(t, db, mangledStream(t, 100, nil), 5)
-	recent := inspect(t, db, "wal", "--from-time", "70", "--json")
+	recent := inspectDB(t, db, "wal", "--from-time", "70", "--json")
 	res := gc(t, db, "--keep-wal", "30")
 	if res.Floor != 70 || res.ChunksDeleted == 0 {
 		t.Fatalf("gc --keep-wal 30 at frontier 100: %+v", res)
 	}
-	if got := inspect(t, db, "wal", "--from-time", "70", "--json"); got != recent {
+	if got := inspectDB(t, db, "wal", "--from-time", "70", "--json"); got != recent {
 		t.Fatal("gc --keep-wal 30 dropped WAL entries at or above time 70")
 	}
 	if s := statusJSON(t, db); s.WAL.Floor != 70 || s.WAL.MinTime == nil || *s.WAL.MinTime == 0 {

@@ -108,13 +108,13 @@ Examples:
    cdclog ingest --db state.db --from nats://n1:4222/ORDERS_CDC --to nats://n1:4222/CLEAN/clean.orders
    cdclog ingest --db state.db --from kafka://b1:9092/cdc-orders --out clean.jsonl`,
 		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "db", Usage: "bbolt database `PATH` (created if missing; required)"},
+			newDBFlag(),
 			&cli.StringFlag{Name: "out", Usage: "exactly-once output `FILE`, locked while written (default: stdout; a pipe or device is a stream, at least once)"},
 			&cli.Uint64Flag{Name: "start", Usage: "initial frontier `T` of a new database: times below it count as complete (an existing database refuses another)"},
 			onErrorFlag(),
-			&cli.IntFlag{Name: "batch-messages", Value: recovery.DefaultBatchMessages, Usage: "group commit: at most `N` messages per transaction"},
+			batchMessagesFlag(),
 			&cli.DurationFlag{Name: "batch-delay", Value: recovery.DefaultBatchDelay, Usage: "group commit: wait at most `D` for more messages"},
-			&cli.DurationFlag{Name: "lock-timeout", Value: 3 * time.Second, Usage: "give up after `D` if another process holds the database (0: do not wait)"},
+			lockTimeoutFlag(),
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"F"}, Usage: "keep reading the one FILE as it grows and across rotation, until a signal"},
 			&cli.DurationFlag{Name: "progress-interval", Value: 10 * time.Second, Usage: "when stderr is not a terminal, log progress every `D` (0: never)"},
 			metricsFlag(),
@@ -185,6 +185,6 @@ func runIngest(c *cli.Context) error {
 	if err := p.Close(); err != nil && runErr == nil {
 		runErr = withCode(exitFailure, err)
 	}
-	in.report(c.String("db"), st, stErr, sig.received())
+	in.report(c.String("db"), st, stErr, sig.Received())
 	return sig.outcome(runErr)
 }

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cdclog/cdclog/internal/progress"
+	"github.com/cdclog/cdclog/internal/sigstop"
 	"github.com/cdclog/cdclog/recovery"
 	"github.com/cdclog/cdclog/relay"
 )
@@ -25,10 +27,10 @@ type ingester struct {
 	started time.Time
 	read    atomic.Uint64
 	res     relay.Result
-	sink    *relay.Sink     // nil without --to
-	mu      sync.Mutex      // serialises the progress display
-	prog    *inputProgress  // nil unless stderr is a terminal
-	plog    *progressLogger // nil when stderr is a terminal, or off
+	sink    *relay.Sink      // nil without --to
+	mu      sync.Mutex       // serialises the progress display
+	prog    *progress.Input  // nil unless stderr is a terminal
+	plog    *progress.Logger // nil when stderr is a terminal, or off
 }
 
 func newIngester(e *env, p *recovery.Processor, inputs *ingestInputs, every time.Duration) *ingester {
@@ -77,7 +79,7 @@ func (in *ingester) onRead(src progressSource, b *recovery.SourceBatch) {
 	in.read.Add(uint64(b.Len()))
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	in.prog.batch(src.offset(), b.Len(), in.p.Frontier)
+	in.prog.Batch(src.offset(), b.Len(), in.p.Frontier)
 }
 
 // ingestError gives Ingest's error its exit code: a violation's or an
@@ -94,8 +96,8 @@ func ingestError(err error) error {
 
 // finish ends the progress display and log.
 func (in *ingester) finish() {
-	in.prog.finish()
-	in.plog.stop()
+	in.prog.Finish()
+	in.plog.Stop()
 }
 
 // progressAttrs are the periodic progress log's fields.
@@ -132,7 +134,7 @@ func (in *ingester) report(db string, st recovery.Status, stErr error, sig os.Si
 	msg := "ingest finished"
 	if sig != nil {
 		msg = "ingest stopped"
-		attrs = append(attrs, slog.String("signal", signalName(sig)),
+		attrs = append(attrs, slog.String("signal", sigstop.Name(sig)),
 			slog.String("resume", "rerun the same command: file and broker inputs resume after what was committed"))
 	}
 	logSummary(in.e, msg, attrs...)

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/cdclog/cdclog/input"
+	"github.com/cdclog/cdclog/internal/progress"
 	"github.com/cdclog/cdclog/recovery"
 )
 
@@ -45,7 +46,7 @@ func (s sources) close() {
 // mu serialises the display between sources read concurrently.
 type progressSource struct {
 	recovery.Source
-	prog *inputProgress
+	prog *progress.Input
 	mu   *sync.Mutex
 }
 
@@ -57,12 +58,12 @@ type offsetter interface{ Offset() int64 }
 
 func (s progressSource) Start(ctx context.Context, cursor []byte) error {
 	s.mu.Lock()
-	s.prog.clear() // starting a source may log
+	s.prog.Clear() // starting a source may log
 	s.mu.Unlock()
 	err := s.Source.Start(ctx, cursor)
 	if o, ok := s.Source.(offsetter); ok && err == nil {
 		s.mu.Lock()
-		s.prog.startInput(o.Offset())
+		s.prog.StartInput(o.Offset())
 		s.mu.Unlock()
 	}
 	return err

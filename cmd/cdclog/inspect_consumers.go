@@ -1,8 +1,7 @@
 package main
 
 import (
-	"github.com/cdclog/cdclog/control"
-	"github.com/cdclog/cdclog/recovery"
+	"github.com/cdclog/cdclog/inspect"
 	"github.com/urfave/cli/v2"
 )
 
@@ -30,24 +29,5 @@ Examples:
 }
 
 func runInspectConsumers(c *cli.Context) error {
-	return runView(c, view[recovery.ConsumerInfo]{
-		name: "inspect consumers",
-		what: "read consumers",
-		scan: func(_ *cli.Context, r control.View, yield func(*recovery.ConsumerInfo) error) error {
-			return yieldEach(r.Consumers, yield)
-		},
-		json:   func(ci *recovery.ConsumerInfo) any { return ci },
-		header: []string{"NAME", "NEXT", "LAG", "OPEN"},
-		row: func(ci *recovery.ConsumerInfo) []string {
-			return []string{ci.Name, u64(ci.Next), u64(ci.Lag), yesNo(ci.Open)}
-		},
-		empty: func(control.View) string { return "no consumers" },
-	})
-}
-
-func yesNo(b bool) string {
-	if b {
-		return "yes"
-	}
-	return "no"
+	return runView(c, "inspect consumers", inspect.Consumers)
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cdclog/cdclog/inspect"
 	"github.com/cdclog/cdclog/recovery"
 	"github.com/cdclog/cdclog/relay"
 )
@@ -55,7 +56,7 @@ func TestInspectGolden(t *testing.T) {
 		buildGoldenDB(t, db)
 	}
 	for _, g := range goldenViews {
-		got := inspect(t, db, g.args...)
+		got := inspectDB(t, db, g.args...)
 		path := filepath.Join(goldenDir, g.file)
 		if update != "" {
 			if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
@@ -82,13 +83,13 @@ func TestInspectJSONFieldsAreDocumented(t *testing.T) {
 	}
 	documented := documentedFields(string(doc))
 	types := map[string]reflect.Type{
-		"inspect status":        reflect.TypeFor[statusView](),
+		"inspect status":        reflect.TypeFor[inspect.StatusView](),
 		"inspect status inputs": reflect.TypeFor[relay.InputPosition](),
 		"inspect status sinks":  reflect.TypeFor[relay.SinkPosition](),
-		"inspect pending":       reflect.TypeFor[pendingJSON](),
-		"inspect wal":           reflect.TypeFor[walJSON](),
-		"inspect output":        reflect.TypeFor[outputJSON](),
-		"inspect quarantine":    reflect.TypeFor[quarantineJSON](),
+		"inspect pending":       reflect.TypeFor[inspect.PendingLine](),
+		"inspect wal":           reflect.TypeFor[inspect.WALLine](),
+		"inspect output":        reflect.TypeFor[inspect.OutputLine](),
+		"inspect quarantine":    reflect.TypeFor[inspect.QuarantineLine](),
 		"inspect consumers":     reflect.TypeFor[recovery.ConsumerInfo](),
 		"gc":                    reflect.TypeFor[recovery.GCResult](),
 	}

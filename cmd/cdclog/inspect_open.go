@@ -26,8 +26,25 @@ const defaultLockTimeout = 3 * time.Second
 func dbFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "db", Usage: "cdclog database `PATH`"},
-		&cli.DurationFlag{Name: "lock-timeout", Value: defaultLockTimeout, Usage: "give up after `D` if another process holds the database (0: do not wait)"},
+		lockTimeoutFlag(),
 	}
+}
+
+// lockTimeoutFlag is --lock-timeout: how long to wait for a database
+// another process holds.
+func lockTimeoutFlag() cli.Flag {
+	return &cli.DurationFlag{Name: "lock-timeout", Value: defaultLockTimeout, Usage: "give up after `D` if another process holds the database (0: do not wait)"}
+}
+
+// newDBFlag is the --db of the commands that create the database when it
+// is missing (ingest, serve).
+func newDBFlag() cli.Flag {
+	return &cli.StringFlag{Name: "db", Usage: "bbolt database `PATH` (created if missing; required)"}
+}
+
+// batchMessagesFlag is --batch-messages: the group commit's size.
+func batchMessagesFlag() cli.Flag {
+	return &cli.IntFlag{Name: "batch-messages", Value: recovery.DefaultBatchMessages, Usage: "group commit: at most `N` messages per transaction"}
 }
 
 // givenIn returns the nearest context in c's lineage where the flag name

@@ -1,11 +1,10 @@
 package main
 
 import (
-	"encoding/json"
+	"io"
 
-	"github.com/cdclog/cdclog/cdc"
 	"github.com/cdclog/cdclog/control"
-	"github.com/cdclog/cdclog/recovery"
+	"github.com/cdclog/cdclog/inspect"
 	"github.com/urfave/cli/v2"
 )
 
@@ -31,30 +30,12 @@ Examples:
 		limitFlag())
 }
 
-// outputJSON is one line of 'inspect output --json'.
-type outputJSON struct {
-	Seq     uint64          `json:"seq"`
-	Message json.RawMessage `json:"message"`
-}
-
 func runInspectOutput(c *cli.Context) error {
-	var buf []byte
-	return runView(c, view[recovery.Record]{
-		name: "inspect output",
-		what: "read output log",
-		scan: func(c *cli.Context, r control.View, yield func(*recovery.Record) error) error {
-			from := c.Uint64("from-seq")
-			if !c.IsSet("from-seq") {
-				from = r.OutputStart() // the first record gc's retention kept
-			}
-			return r.Records(from, yield)
-		},
-		json: func(rec *recovery.Record) any {
-			buf = cdc.AppendJSON(buf[:0], &rec.Msg)
-			return &outputJSON{Seq: rec.Seq, Message: buf}
-		},
-		header: []string{"SEQ", "MESSAGE"},
-		row:    func(rec *recovery.Record) []string { return []string{u64(rec.Seq), rec.Msg.String()} },
-		empty:  func(control.View) string { return "no output records from this sequence number on" },
+	return runView(c, "inspect output", func(w io.Writer, r control.View, o inspect.Options) error {
+		from := c.Uint64("from-seq")
+		if !c.IsSet("from-seq") {
+			from = r.OutputStart() // the first record gc's retention kept
+		}
+		return inspect.Output(w, r, from, o)
 	})
 }

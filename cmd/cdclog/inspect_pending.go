@@ -1,10 +1,7 @@
 package main
 
 import (
-	"fmt"
-
-	"github.com/cdclog/cdclog/control"
-	"github.com/cdclog/cdclog/demangle"
+	"github.com/cdclog/cdclog/inspect"
 	"github.com/urfave/cli/v2"
 )
 
@@ -28,41 +25,6 @@ Examples:
 		runInspectPending, limitFlag())
 }
 
-// pendingJSON is one line of 'inspect pending --json'. A time, and the
-// count a progress statement gives it, may exceed 2^53: they are strings
-// (docs/inspect.md).
-type pendingJSON struct {
-	Time     uint64  `json:"time,string"`
-	Expected *uint64 `json:"expected,string"`
-	Held     int     `json:"held"`
-}
-
 func runInspectPending(c *cli.Context) error {
-	return runView(c, view[demangle.PendingTime]{
-		name: "inspect pending",
-		what: "read pending times",
-		scan: func(_ *cli.Context, r control.View, yield func(*demangle.PendingTime) error) error {
-			return yieldEach(r.Pending, yield)
-		},
-		json: func(p *demangle.PendingTime) any {
-			line := pendingJSON{Time: p.Time, Held: p.Held}
-			if p.Known {
-				line.Expected = &p.Expected
-			}
-			return &line
-		},
-		header: []string{"TIME", "EXPECTED", "HELD", "MISSING"},
-		row: func(p *demangle.PendingTime) []string {
-			expected, missing := "unknown", "?"
-			if p.Known {
-				expected = u64(p.Expected)
-				missing = fmt.Sprint(int64(p.Expected) - int64(p.Held))
-			}
-			return []string{u64(p.Time), expected, fmt.Sprint(p.Held), missing}
-		},
-		empty: func(r control.View) string {
-			f, complete := r.Frontier()
-			return fmt.Sprintf("no pending times (%s)", frontierText(f, complete))
-		},
-	})
+	return runView(c, "inspect pending", inspect.Pending)
 }

@@ -1,11 +1,7 @@
 package main
 
 import (
-	"time"
-
-	"github.com/cdclog/cdclog/cdc"
-	"github.com/cdclog/cdclog/control"
-	"github.com/cdclog/cdclog/recovery"
+	"github.com/cdclog/cdclog/inspect"
 	"github.com/urfave/cli/v2"
 )
 
@@ -30,28 +26,6 @@ Examples:
 		runInspectQuarantine, limitFlag())
 }
 
-// quarantineJSON is one line of 'inspect quarantine --json': the reject as
-// in a quarantine file, with its number and when it was set aside.
-type quarantineJSON struct {
-	Seq uint64 `json:"seq"`
-	cdc.RejectLine
-	Time string `json:"time"`
-}
-
 func runInspectQuarantine(c *cli.Context) error {
-	return runView(c, view[recovery.QuarantineRecord]{
-		name: "inspect quarantine",
-		what: "read quarantine",
-		scan: func(_ *cli.Context, r control.View, yield func(*recovery.QuarantineRecord) error) error {
-			return r.Quarantine(yield)
-		},
-		json: func(q *recovery.QuarantineRecord) any {
-			return &quarantineJSON{Seq: q.Seq, RejectLine: q.QuarantineLine(), Time: q.Time.Format(time.RFC3339Nano)}
-		},
-		header: []string{"SEQ", "POSITION", "REASON", "RAW"},
-		row: func(q *recovery.QuarantineRecord) []string {
-			return []string{u64(q.Seq), q.Pos.String(), q.Reason, rawText(q.Raw, 60)}
-		},
-		empty: func(control.View) string { return "no quarantined messages" },
-	})
+	return runView(c, "inspect quarantine", inspect.Quarantine)
 }

@@ -12,13 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cdclog/cdclog/inspect"
 	"github.com/cdclog/cdclog/recovery"
 	"github.com/cdclog/cdclog/store"
 )
 
 // inspect runs 'cdclog inspect --db db ARGS' and fails the test unless it
 // exits 0.
-func inspect(t *testing.T, db string, args ...string) string {
+func inspectDB(t *testing.T, db string, args ...string) string {
 	t.Helper()
 	code, out, stderr := runCLI(t, "", append([]string{"inspect", "--db", db}, args...)...)
 	if code != 0 {
@@ -31,7 +32,7 @@ func inspect(t *testing.T, db string, args ...string) string {
 func statusJSON(t *testing.T, db string) recovery.Status {
 	t.Helper()
 	var s recovery.Status
-	if err := json.Unmarshal([]byte(inspect(t, db, "status", "--json")), &s); err != nil {
+	if err := json.Unmarshal([]byte(inspectDB(t, db, "status", "--json")), &s); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -48,7 +49,7 @@ func wantLine(t *testing.T, text, key, value string) {
 
 func TestInspectStatusNamesAWithheldProgressStatement(t *testing.T) {
 	db, _ := ingestDB(t, mangledStream(t, 40, func(tm, k int) bool { return !(tm == 13 && k == -1) }))
-	text := inspect(t, db) // status is the default view
+	text := inspectDB(t, db) // status is the default view
 	wantLine(t, text, "frontier", "13")
 	wantLine(t, text, "first incomplete time", "13")
 	wantLine(t, text, "why incomplete", "waiting for a progress statement covering time 13")
@@ -61,7 +62,7 @@ func TestInspectStatusNamesAWithheldProgressStatement(t *testing.T) {
 
 func TestInspectStatusNamesAWithheldUpdate(t *testing.T) {
 	db, _ := ingestDB(t, mangledStream(t, 40, func(tm, k int) bool { return !(tm == 14 && k == 1) }))
-	text := inspect(t, db, "status")
+	text := inspectDB(t, db, "status")
 	wantLine(t, text, "frontier", "14")
 	wantLine(t, text, "first incomplete time", "14")
 	wantLine(t, text, "why incomplete", "time 14 holds 1 of 2 expected updates")
@@ -71,7 +72,7 @@ func TestInspectStatusNamesAWithheldUpdate(t *testing.T) {
 		t.Fatalf("status: %+v", s)
 	}
 	// --json may also come before the view.
-	if out := inspect(t, db, "--json", "status"); !strings.Contains(out, `"frontier": "14"`) {
+	if out := inspectDB(t, db, "--json", "status"); !strings.Contains(out, `"frontier": "14"`) {
 		t.Fatalf("inspect --json status:\n%s", out)
 	}
 }
@@ -85,16 +86,16 @@ func TestInspectStatusCountsEverything(t *testing.T) {
 		s.OutputFileBytes != fi.Size() || s.FileBytes == 0 || s.LastCheckpoint == "" || s.SchemaVersion != store.SchemaVersion {
 		t.Fatalf("status: %+v", s)
 	}
-	text := inspect(t, db)
+	text := inspectDB(t, db)
 	wantLine(t, text, "wal time range", "0 to 39")
 	wantLine(t, text, "output records", u64(s.OutputRecords))
 }
 
 func TestInspectPendingListsExpectedAndHeldUpdates(t *testing.T) {
 	db, _ := ingestDB(t, mangledStream(t, 20, func(tm, k int) bool { return !(tm == 13 && k == -1) && !(tm == 15 && k == 0) }))
-	var got []pendingJSON
-	for _, line := range strings.Split(strings.TrimSpace(inspect(t, db, "pending", "--json")), "\n") {
-		var p pendingJSON
+	var got []inspect.PendingLine
+	for _, line := range strings.Split(strings.TrimSpace(inspectDB(t, db, "pending", "--json")), "\n") {
+		var p inspect.PendingLine
 		if err := json.Unmarshal([]byte(line), &p); err != nil {
 			t.Fatalf("%q: %v", line, err)
 		}
@@ -106,30 +107,30 @@ func TestInspectPendingListsExpectedAndHeldUpdates(t *testing.T) {
 		got[2].Time != 15 || *got[2].Expected != 3 || got[2].Held != 2 {
 		t.Fatalf("pending: %+v", got)
 	}
-	text := inspect(t, db, "pending")
+	text := inspectDB(t, db, "pending")
 	if !regexp.MustCompile(`(?m)^TIME +EXPECTED +HELD +MISSING$`).MatchString(text) ||
 		!regexp.MustCompile(`(?m)^13 +unknown +1 +\?$`).MatchString(text) ||
 		!regexp.MustCompile(`(?m)^15 +3 +2 +1$`).MatchString(text) {
 		t.Fatalf("pending table:\n%s", text)
 	}
-	if out := inspect(t, db, "pending", "--limit", "2", "--json"); strings.Count(out, "\n") != 2 {
+	if out := inspectDB(t, db, "pending", "--limit", "2", "--json"); strings.Count(out, "\n") != 2 {
 		t.Fatalf("--limit 2:\n%s", out)
 	}
 }
 
 func TestInspectPendingOnACompleteStream(t *testing.T) {
 	db, _ := ingestDB(t, mangledStream(t, 10, nil))
-	if out := inspect(t, db, "pending"); out != "no pending times (frontier 10)\n" {
+	if out := inspectDB(t, db, "pending"); out != "no pending times (frontier 10)\n" {
 		t.Fatalf("pending: %q", out)
 	}
-	if out := inspect(t, db, "pending", "--json"); out != "" {
+	if out := inspectDB(t, db, "pending", "--json"); out != "" {
 		t.Fatalf("pending --json: %q", out)
 	}
 }
 
 func TestInspectWALFiltersByTime(t *testing.T) {
 	db, _ := ingestDB(t, mangledStream(t, 20, nil))
-	out := inspect(t, db, "wal", "--from-time", "5", "--to-time", "6", "--json")
+	out := inspectDB(t, db, "wal", "--from-time", "5", "--to-time", "6", "--json")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	// Time 5 has 1 update, time 6 has 2, and each a progress statement;
 	// duplicates are not logged.
@@ -152,15 +153,15 @@ func TestInspectWALFiltersByTime(t *testing.T) {
 			t.Fatalf("entry %q", line)
 		}
 	}
-	if out := inspect(t, db, "wal", "--limit", "3", "--json"); strings.Count(out, "\n") != 3 {
+	if out := inspectDB(t, db, "wal", "--limit", "3", "--json"); strings.Count(out, "\n") != 3 {
 		t.Fatalf("--limit 3:\n%s", out)
 	}
-	text := inspect(t, db, "wal", "--from-time", "6", "--to-time", "6")
+	text := inspectDB(t, db, "wal", "--from-time", "6", "--to-time", "6")
 	if !regexp.MustCompile(`(?m)^TIME +ARRIVAL +POSITION +MESSAGE$`).MatchString(text) ||
 		!regexp.MustCompile(`(?m)^6 +\d+ +\S*in\.jsonl:\d+ +progress\[6, 7\)\{6:2\}$`).MatchString(text) {
 		t.Fatalf("wal table:\n%s", text)
 	}
-	if out := inspect(t, db, "wal", "--from-time", "20"); out != "no WAL entries in the time range\n" {
+	if out := inspectDB(t, db, "wal", "--from-time", "20"); out != "no WAL entries in the time range\n" {
 		t.Fatalf("empty range: %q", out)
 	}
 	if code, _, stderr := runCLI(t, "", "inspect", "--db", db, "wal", "--from-time", "7", "--to-time", "6"); code != exitUsage {
@@ -172,10 +173,10 @@ func TestInspectOutputShowsSequenceNumbers(t *testing.T) {
 	db, outFile := ingestDB(t, mangledStream(t, 20, nil))
 	file, _ := os.ReadFile(outFile)
 	want := strings.Split(string(file), "\n")
-	out := inspect(t, db, "output", "--from-seq", "3", "--limit", "2", "--json")
-	var got []outputJSON
+	out := inspectDB(t, db, "output", "--from-seq", "3", "--limit", "2", "--json")
+	var got []inspect.OutputLine
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		var o outputJSON
+		var o inspect.OutputLine
 		if err := json.Unmarshal([]byte(line), &o); err != nil {
 			t.Fatalf("%q: %v", line, err)
 		}
@@ -184,10 +185,10 @@ func TestInspectOutputShowsSequenceNumbers(t *testing.T) {
 	if len(got) != 2 || got[0].Seq != 3 || got[1].Seq != 4 || string(got[0].Message) != want[2] || string(got[1].Message) != want[3] {
 		t.Fatalf("output --from-seq 3 --limit 2:\n%s\nwant records 3 and 4 of:\n%s", out, file)
 	}
-	if out := inspect(t, db, "output", "--from-seq", "100000"); out != "no output records from this sequence number on\n" {
+	if out := inspectDB(t, db, "output", "--from-seq", "100000"); out != "no output records from this sequence number on\n" {
 		t.Fatalf("past the end: %q", out)
 	}
-	text := inspect(t, db, "output", "--limit", "1")
+	text := inspectDB(t, db, "output", "--limit", "1")
 	if !regexp.MustCompile(`^SEQ +MESSAGE\n1 +(update\(|progress\[)\S.*\n$`).MatchString(text) {
 		t.Fatalf("output table:\n%q", text)
 	}
@@ -198,8 +199,8 @@ func TestInspectQuarantineShowsRejectedInput(t *testing.T) {
 	bad := `{"update":{"data":"x","time":-1,"diff":1}}`
 	lines = append(lines[:4], append([]string{bad}, lines[4:]...)...) // line 5
 	db, _ := ingestDB(t, strings.Join(lines, "\n")+"\n", "--on-error", "quarantine")
-	out := inspect(t, db, "quarantine", "--json")
-	var q quarantineJSON
+	out := inspectDB(t, db, "quarantine", "--json")
+	var q inspect.QuarantineLine
 	if err := json.Unmarshal([]byte(out), &q); err != nil {
 		t.Fatalf("%q: %v", out, err)
 	}
@@ -207,13 +208,13 @@ func TestInspectQuarantineShowsRejectedInput(t *testing.T) {
 		!strings.Contains(q.Reason, "negative") || q.Time == "" {
 		t.Fatalf("quarantine: %+v", q)
 	}
-	text := inspect(t, db, "quarantine")
+	text := inspectDB(t, db, "quarantine")
 	if !regexp.MustCompile(`(?m)^1 +\S*in\.jsonl:5 +update: "time" is negative \(-1\) +"\{\\"update\\"`).MatchString(text) {
 		t.Fatalf("quarantine table:\n%s", text)
 	}
-	wantLine(t, inspect(t, db), "quarantined", "1")
+	wantLine(t, inspectDB(t, db), "quarantined", "1")
 	clean, _ := ingestDB(t, mangledStream(t, 5, nil))
-	if out := inspect(t, clean, "quarantine"); out != "no quarantined messages\n" {
+	if out := inspectDB(t, clean, "quarantine"); out != "no quarantined messages\n" {
 		t.Fatalf("empty quarantine: %q", out)
 	}
 }
@@ -322,7 +323,7 @@ func TestInspectUsageErrors(t *testing.T) {
 		}
 	}
 	// --db is accepted after the view too.
-	wantLine(t, inspect(t, db, "status"), "frontier", "5")
+	wantLine(t, inspectDB(t, db, "status"), "frontier", "5")
 	if code, out, stderr := runCLI(t, "", "inspect", "status", "--db", db); code != 0 || !strings.Contains(out, "frontier:") {
 		t.Fatalf("inspect status --db: exit %d: %s", code, stderr)
 	}

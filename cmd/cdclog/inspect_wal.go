@@ -1,12 +1,11 @@
 package main
 
 import (
-	"encoding/json"
+	"io"
 	"math"
 
-	"github.com/cdclog/cdclog/cdc"
 	"github.com/cdclog/cdclog/control"
-	"github.com/cdclog/cdclog/recovery"
+	"github.com/cdclog/cdclog/inspect"
 	"github.com/urfave/cli/v2"
 )
 
@@ -37,38 +36,12 @@ Examples:
 		limitFlag())
 }
 
-// walJSON is one line of 'inspect wal --json'. The filing time may
-// exceed 2^53: it is a string (docs/inspect.md).
-type walJSON struct {
-	Time    uint64          `json:"time,string"`
-	Arrival uint64          `json:"arrival"`
-	Source  string          `json:"source"`
-	Line    int64           `json:"line"`
-	Offset  int64           `json:"offset"`
-	Message json.RawMessage `json:"message"`
-}
-
 func runInspectWAL(c *cli.Context) error {
 	from, to := c.Uint64("from-time"), c.Uint64("to-time")
 	if to < from {
 		return usageError("inspect wal: --to-time %d is before --from-time %d", to, from)
 	}
-	var buf []byte
-	return runView(c, view[recovery.WALEntry]{
-		name: "inspect wal",
-		what: "read WAL",
-		scan: func(_ *cli.Context, r control.View, yield func(*recovery.WALEntry) error) error {
-			return r.WAL(from, to, yield)
-		},
-		json: func(we *recovery.WALEntry) any {
-			buf = cdc.AppendJSON(buf[:0], &we.Msg)
-			return &walJSON{Time: we.Time, Arrival: we.Arrival, Source: we.Pos.Source,
-				Line: we.Pos.Line, Offset: we.Pos.Offset, Message: buf}
-		},
-		header: []string{"TIME", "ARRIVAL", "POSITION", "MESSAGE"},
-		row: func(we *recovery.WALEntry) []string {
-			return []string{u64(we.Time), u64(we.Arrival), we.Pos.String(), we.Msg.String()}
-		},
-		empty: func(control.View) string { return "no WAL entries in the time range" },
+	return runView(c, "inspect wal", func(w io.Writer, r control.View, o inspect.Options) error {
+		return inspect.WAL(w, r, from, to, o)
 	})
 }

@@ -8,10 +8,11 @@ import (
 	"os"
 
 	"github.com/cdclog/cdclog/internal/cliargs"
+	"github.com/cdclog/cdclog/internal/gctune"
 )
 
 func main() {
-	tuneGC()
+	gctune.Tune()
 	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
 }
 

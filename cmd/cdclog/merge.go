@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cdclog/cdclog/cdc"
+	"github.com/cdclog/cdclog/internal/progress"
 	"github.com/cdclog/cdclog/ordering"
 	"github.com/urfave/cli/v2"
 )
@@ -115,8 +116,12 @@ func runMerge(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	p := &mergeProgress{env: e, start: time.Now()}
-	mo := ordering.MergeOptions{OnError: opts.policy, Log: e.log, Progress: p.draw}
+	start := time.Now()
+	var p *progress.Counter // nil, drawing nothing, unless stderr is a terminal
+	if e.interactive() {
+		p = progress.NewCounter(e.stderr, "merged", start)
+	}
+	mo := ordering.MergeOptions{OnError: opts.policy, Log: e.log, Progress: p.Draw}
 	if rejects.w != nil {
 		mo.Quarantine = rejects
 	}
@@ -124,8 +129,8 @@ func runMerge(c *cli.Context) error {
 	if qerr := rejects.close(); err == nil {
 		err = qerr
 	}
-	p.clear()
-	summarizeMerge(e, stats, rejects.name, time.Since(p.start), err)
+	p.Clear()
+	summarizeMerge(e, stats, rejects.name, time.Since(start), err)
 	return withCode(exitFailure, err)
 }
 
@@ -187,28 +192,5 @@ func summarizeMerge(e *env, st ordering.MergeStats, quarantine string, elapsed t
 		e.log.Warn("merge done", args...)
 	default:
 		e.log.Info("merge done", args...)
-	}
-}
-
-// mergeProgress shows the record count and rate on a terminal, at most
-// once a second.
-type mergeProgress struct {
-	env      *env
-	start    time.Time
-	lastDraw time.Time
-}
-
-func (p *mergeProgress) draw(written int64) {
-	if !p.env.interactive() || time.Since(p.lastDraw) < time.Second {
-		return
-	}
-	p.lastDraw = time.Now()
-	rate := float64(written) / time.Since(p.start).Seconds()
-	fmt.Fprintf(p.env.stderr, "\rmerged %d records (%.0f/s)  ", written, rate)
-}
-
-func (p *mergeProgress) clear() {
-	if !p.lastDraw.IsZero() {
-		fmt.Fprint(p.env.stderr, "\r\033[K")
 	}
 }

@@ -165,6 +165,13 @@ func TestMergeQuarantine(t *testing.T) {
 	var e1, e2 cdc.RejectLine
 	json.Unmarshal([]byte(lines[0]), &e1)
 	json.Unmarshal([]byte(lines[1]), &e2)
+	// Each entry carries the byte offset of its line, as ingest's and
+	// demangle's rejects do.
+	off1 := int64(len(rec("1", "1", "a1")) + 1)
+	off2 := off1 + int64(len(rec("2", `"-7"`, "neg"))+1)
+	if e1.Offset != off1 || e2.Offset != off2 {
+		t.Errorf("entries at offsets %d and %d, want %d and %d", e1.Offset, e2.Offset, off1, off2)
+	}
 	if e1.Source != a || e1.Line != 2 || e1.Raw != rec("2", `"-7"`, "neg") ||
 		e1.Reason != `meta.sequence_number "-7" is not a decimal integer` {
 		t.Errorf("first entry %+v", e1)

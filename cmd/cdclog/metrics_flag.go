@@ -59,28 +59,7 @@ func (me *metricsEndpoint) watch(p *recovery.Processor) {
 		return
 	}
 	me.m.Watch(p)
-	me.m.WatchBrokers(func() ([]metrics.BrokerInput, []metrics.BrokerSink, error) {
-		pos, err := relay.Describe(p.Cursors(), p.OutputEnd()-1)
-		ins, sinks := brokerFigures(&pos)
-		return ins, sinks, err
-	})
-}
-
-// brokerFigures turns the decoded positions into the metrics'.
-func brokerFigures(pos *relay.Positions) ([]metrics.BrokerInput, []metrics.BrokerSink) {
-	ins := make([]metrics.BrokerInput, 0, len(pos.Inputs))
-	for _, in := range pos.Inputs {
-		part := int32(-1)
-		if in.Partition != nil {
-			part = *in.Partition
-		}
-		ins = append(ins, metrics.BrokerInput{Input: in.Input, Partition: part, Next: in.Next, LogEnd: in.LogEnd})
-	}
-	sinks := make([]metrics.BrokerSink, 0, len(pos.Sinks))
-	for _, s := range pos.Sinks {
-		sinks = append(sinks, metrics.BrokerSink{Output: s.Output, Acked: s.Acked, Lag: s.Lag})
-	}
-	return ins, sinks
+	me.m.WatchBrokers(relay.BrokerMetrics(p))
 }
 
 // close stops serving.

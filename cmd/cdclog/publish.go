@@ -91,7 +91,7 @@ func runPublish(c *cli.Context) error {
 	}
 	f := sink.Forwarder()
 	msg := "publish finished"
-	if sig.received() != nil {
+	if sig.Received() != nil {
 		msg = "publish stopped"
 	}
 	logSummary(e, msg, slog.String("db", path), slog.String("output", spec.ep.Name()),

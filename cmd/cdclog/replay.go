@@ -3,10 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
-	"strings"
+	"strconv"
 
 	"github.com/cdclog/cdclog/cdc"
 	"github.com/cdclog/cdclog/control"
+	"github.com/cdclog/cdclog/inspect"
+	"github.com/cdclog/cdclog/internal/progress"
 	"github.com/cdclog/cdclog/recovery"
 	"github.com/urfave/cli/v2"
 )
@@ -149,7 +151,7 @@ func replayStored(e *env, r control.View, from uint64) error {
 	out := newRecordWriter(e, "replay", int64(end)-int64(from))
 	err := r.Records(from, func(rec *recovery.Record) error { return out.write(&rec.Msg) })
 	if out.n == 0 && errors.Is(err, control.ErrGone) {
-		out.prog.finish()
+		out.prog.Finish()
 		return errGoneBeforeAnswer
 	}
 	return out.close(err, "read output log")
@@ -169,47 +171,28 @@ func replayRederive(e *env, r *recovery.Reader) error {
 
 // replayVerify compares the re-derived stream with the stored output.
 func replayVerify(e *env, r *recovery.Reader) error {
-	prog := newProgress(e, progressOptions{label: "verify"}) // a spinner: Verify reports no progress
+	prog := newProgress(e, progress.Options{Label: "verify"}) // a spinner: Verify reports no progress
 	res, err := r.Verify()
-	prog.finish()
+	prog.Finish()
 	if err != nil {
 		return withCode(exitFailure, fmt.Errorf("verify: %w", err))
 	}
-	var notes []string
-	if floor := r.WALFloor(); floor > 0 {
-		notes = append(notes, fmt.Sprintf("from time %d on: gc dropped the WAL below it", floor))
-	}
-	if res.OutputFrom > 1 {
-		notes = append(notes, fmt.Sprintf("from record %d on: gc's retention dropped the output before it", res.OutputFrom))
-	}
-	var note string
-	if len(notes) > 0 {
-		note = " (" + strings.Join(notes, "; ") + ")"
-	}
-	if res.Match {
-		_, err := fmt.Fprintf(e.stdout, "verified %d records%s: identical\n", res.Compared, note)
+	if err := inspect.Verify(e.stdout, &res, r.WALFloor()); err != nil {
 		return withCode(exitFailure, err)
 	}
-	_, werr := fmt.Fprintf(e.stdout, "verified %d records%s, then first difference at record %d:\n  stored:     %s\n  re-derived: %s\n",
-		res.Compared, note, res.FirstDiff, orEnd(res.Stored, "stored output"), orEnd(res.Derived, "re-derived stream"))
-	if werr != nil {
-		return withCode(exitFailure, werr)
+	if res.Match {
+		return nil
 	}
 	return withCode(exitFailure, fmt.Errorf("replay --verify: the stored output differs from the stream re-derived from the WAL at record %d", res.FirstDiff))
 }
 
-func orEnd(rendered, stream string) string {
-	if rendered == "" {
-		return "(nothing: the " + stream + " ends here)"
-	}
-	return rendered
-}
+func u64(v uint64) string { return strconv.FormatUint(v, 10) }
 
 // recordWriter writes a stream of records to stdout in the output format,
 // counting them on the progress display.
 type recordWriter struct {
 	w    *cdc.Writer
-	prog *progress
+	prog *progress.Bar
 	n    int64
 }
 
@@ -219,7 +202,7 @@ const progressEvery = 4096
 func newRecordWriter(e *env, label string, total int64) *recordWriter {
 	return &recordWriter{
 		w:    cdc.NewWriter(e.stdout, e.outFormat),
-		prog: newProgress(e, progressOptions{label: label, total: total, unit: "record"}),
+		prog: newProgress(e, progress.Options{Label: label, Total: total, Unit: "record"}),
 	}
 }
 
@@ -228,7 +211,7 @@ func (o *recordWriter) write(m *cdc.Message) error {
 		return &writeError{err}
 	}
 	if o.n++; o.n%progressEvery == 0 {
-		o.prog.add(progressEvery)
+		o.prog.Add(progressEvery)
 	}
 	return nil
 }
@@ -236,8 +219,8 @@ func (o *recordWriter) write(m *cdc.Message) error {
 // close flushes the output and ends the display; err is the scan's, and
 // what names what was read.
 func (o *recordWriter) close(err error, what string) error {
-	o.prog.add(o.n % progressEvery)
-	o.prog.finish()
+	o.prog.Add(o.n % progressEvery)
+	o.prog.Finish()
 	if err == nil {
 		if ferr := o.w.Flush(); ferr != nil {
 			err = &writeError{ferr}

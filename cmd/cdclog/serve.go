@@ -75,15 +75,15 @@ Examples:
    curl 'http://127.0.0.1:8470/v1/output?from=100&limit=1000&wait=10s'
    curl http://127.0.0.1:8470/v1/status`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "db", Usage: "bbolt database `PATH` (created if missing; required)"},
+			newDBFlag(),
 			&cli.StringFlag{Name: "listen", Value: defaultListen, Usage: "answer HTTP on `ADDR`; :PORT is loopback only; a wider address lets anyone who reaches it append and read (no authentication)"},
 			onErrorFlag(),
 			&cli.StringFlag{Name: "max-body", Value: "64MiB", Usage: "refuse (413) an append body over `SIZE` (bytes, or with KiB, MiB, GiB)"},
 			&cli.StringFlag{Name: "max-inflight", Usage: "hold at most `SIZE` of append bodies at once; more appends wait their turn (default: 8 × --max-body)"},
 			&cli.Uint64Flag{Name: "start", Usage: "initial frontier `T` of a new database: times below it count as complete"},
-			&cli.IntFlag{Name: "batch-messages", Value: recovery.DefaultBatchMessages, Usage: "group commit: at most `N` messages per transaction"},
+			batchMessagesFlag(),
 			&cli.DurationFlag{Name: "batch-delay", Value: serveBatchDelay, Usage: "group commit: wait at most `D` for more appends once one came (longer than ingest's 2ms: concurrent producers then share commits, and fsyncs)"},
-			&cli.DurationFlag{Name: "lock-timeout", Value: 3 * time.Second, Usage: "give up after `D` if another process holds the database (0: do not wait)"},
+			lockTimeoutFlag(),
 		},
 		HideHelpCommand: true,
 		OnUsageError:    commandUsageError("serve"),

@@ -10,6 +10,11 @@
 //		testbin.Cleanup()
 //		os.Exit(code)
 //	}
+//
+// A test of another module (the integration module, which requires this
+// one through a replace directive) builds with a Build whose Dir is this
+// module's root, so that the binary has this module's dependency
+// versions, not the other module's.
 package testbin
 
 import (
@@ -32,44 +37,72 @@ import (
 // Package is the import path of the command that Path builds.
 const Package = "github.com/cdclog/cdclog/cmd/cdclog"
 
-var (
-	once     sync.Once
-	dir      string
-	bin      string
-	buildErr error
-)
+// A Build is the cdclog binary, built on first use with `go build` into
+// a temporary directory that Cleanup removes. It is safe for concurrent
+// use.
+type Build struct {
+	// Dir is the directory `go build` runs in, which selects the module
+	// whose dependency versions the binary gets: "" is the test's own
+	// directory (a package of this module); a test in another module
+	// gives this module's root.
+	Dir string
 
-// Path returns the path of the cdclog binary, building it on first use
-// with `go build` into a temporary directory. A build failure fails t.
-func Path(t testing.TB) string {
-	t.Helper()
-	once.Do(build)
-	if buildErr != nil {
-		t.Fatalf("build cdclog: %v", buildErr)
-	}
-	return bin
+	once sync.Once
+	tmp  string
+	bin  string
+	err  error
 }
 
-func build() {
+// Path returns the path of the binary, building it on first use. A build
+// failure fails t.
+func (b *Build) Path(t testing.TB) string {
+	t.Helper()
+	b.once.Do(b.build)
+	if b.err != nil {
+		t.Fatalf("build cdclog: %v", b.err)
+	}
+	return b.bin
+}
+
+func (b *Build) build() {
 	gobin, err := goTool()
 	if err != nil {
-		buildErr = err
+		b.err = err
 		return
 	}
-	dir, err = os.MkdirTemp("", "cdclog-testbin-")
+	b.tmp, err = os.MkdirTemp("", "cdclog-testbin-")
 	if err != nil {
-		buildErr = err
+		b.err = err
 		return
 	}
-	out := filepath.Join(dir, "cdclog")
+	out := filepath.Join(b.tmp, "cdclog")
 	cmd := exec.Command(gobin, "build", "-o", out, Package)
+	cmd.Dir = b.Dir
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
-		buildErr = fmt.Errorf("%v\n%s", err, stderr.String())
+		b.err = fmt.Errorf("%v\n%s", err, stderr.String())
 		return
 	}
-	bin = out
+	b.bin = out
+}
+
+// Cleanup removes the binary, if one was built.
+func (b *Build) Cleanup() {
+	if b.tmp != "" {
+		os.RemoveAll(b.tmp)
+	}
+}
+
+// local is the binary of the package's functions, built from the test's
+// own directory.
+var local Build
+
+// Path returns the path of the cdclog binary, building it on first use
+// from the test's directory. A build failure fails t.
+func Path(t testing.TB) string {
+	t.Helper()
+	return local.Path(t)
 }
 
 // goTool finds the go command: go test puts $GOROOT/bin first in PATH.
@@ -87,11 +120,7 @@ func goTool() (string, error) {
 }
 
 // Cleanup removes the binary built by Path, if any.
-func Cleanup() {
-	if dir != "" {
-		os.RemoveAll(dir)
-	}
-}
+func Cleanup() { local.Cleanup() }
 
 // Result is how a finished child process ended.
 type Result struct {
@@ -165,11 +194,17 @@ func Finish(cmd *exec.Cmd, waitErr error, stdout, stderr *bytes.Buffer, elapsed 
 	}
 	// An error of copying stdin to a killed child (a broken pipe) is no
 	// finding: the exit status is what counts.
-	r.Code = ps.ExitCode()
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		r.Code, r.Signaled = -1, true
-	}
+	r.Code, r.Signaled = ExitOf(ps)
 	return r
+}
+
+// ExitOf returns how a process ended: its exit code, or -1 and signaled
+// set when a signal killed it.
+func ExitOf(ps *os.ProcessState) (code int, signaled bool) {
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return -1, true
+	}
+	return ps.ExitCode(), false
 }
 
 // KillWhen starts cmd and kills it with SIGKILL as soon as trigger returns

@@ -1,4 +1,4 @@
-package main
+package gctune
 
 import (
 	"os"
@@ -14,7 +14,7 @@ const (
 	heapFloor = 64 << 20
 )
 
-// tuneGC paces the garbage collector, once per process, unless GOGC is set.
+// Tune paces the garbage collector, once per process, unless GOGC is set.
 //
 // The hot paths' live heap is small and bounded: batches in flight, about
 // 31 MB in ingest and 10 MB in demangle. With GOGC alone the heap goal
@@ -29,7 +29,7 @@ const (
 // large pending state gets twice its size, not more. A memory limit is not
 // used, because when the pending state is large (live heap above the limit)
 // it makes the collector run back to back.
-func tuneGC() {
+func Tune() {
 	if os.Getenv("GOGC") != "" {
 		return
 	}

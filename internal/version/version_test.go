@@ -1,4 +1,4 @@
-package main
+package version
 
 import (
 	"runtime"
@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-func TestVersionOfABuild(t *testing.T) {
+func TestTheVersionOfABuildNamesItsCommitAndGo(t *testing.T) {
 	platform := " " + runtime.GOOS + "/" + runtime.GOARCH
 	cases := []struct {
 		name string
@@ -26,11 +26,11 @@ func TestVersionOfABuild(t *testing.T) {
 			"(devel)\ncommit: unknown (built without version control information)\ngo:     go1.26.0" + platform},
 	}
 	for _, c := range cases {
-		if got := versionOf(&c.bi).String(); got != c.want {
+		if got := Of(&c.bi).String(); got != c.want {
 			t.Errorf("%s:\n%s\nwant\n%s", c.name, got, c.want)
 		}
 	}
-	if v := readBuildVersion(); !strings.HasPrefix(v.Go, "go") {
+	if v := Read(); !strings.HasPrefix(v.Go, "go") {
 		t.Errorf("this test binary's version: %+v", v)
 	}
 }

@@ -1,9 +1,10 @@
-package main
+package inspect
 
 import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
@@ -60,6 +61,26 @@ func writeJSONObject(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
+// keyValues collects "key: value" lines and aligns the values.
+type keyValues struct {
+	keys, values []string
+	width        int
+}
+
+func (kv *keyValues) add(key, value string) {
+	kv.keys, kv.values = append(kv.keys, key), append(kv.values, value)
+	kv.width = max(kv.width, len(key)+1)
+}
+
+func (kv *keyValues) write(w io.Writer) error {
+	for i, k := range kv.keys {
+		if _, err := fmt.Fprintf(w, "%-*s %s\n", kv.width, k+":", kv.values[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // humanBytes renders a size exactly and in IEC units: "40960 (40.0 KiB)".
 func humanBytes(n int64) string {
 	if n < 1024 {
@@ -85,4 +106,29 @@ func rawText(raw []byte, max int) string {
 		s = string([]rune(s)[:max]) + "…"
 	}
 	return fmt.Sprintf("%q", s)
+}
+
+func u64(v uint64) string { return strconv.FormatUint(v, 10) }
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// frontierText renders a frontier for people: "frontier T", or
+// "complete".
+func frontierText(t uint64, complete bool) string {
+	if complete {
+		return "complete"
+	}
+	return fmt.Sprintf("frontier %d", t)
 }
