@@ -2,6 +2,7 @@ package recovery
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -52,10 +53,11 @@ func TestRequestsArrivingWhileThePipelineIsBusyJoinOneBatch(t *testing.T) {
 	var all []*Pending
 	all = append(all, submit())
 	<-obs.entered // batch 1 is held in its commit
-	// Batches 2 and 3 take the other two works of the pipeline (workCount).
+	// Batches 2 and 3 take the other two works of the pipeline (workCount):
+	// the pause lets the apply goroutine take each alone, even at load.
 	for range workCount - 1 {
 		all = append(all, submit())
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(200 * time.Millisecond)
 	}
 	const waiting = 6
 	for range waiting {
@@ -73,6 +75,9 @@ func TestRequestsArrivingWhileThePipelineIsBusyJoinOneBatch(t *testing.T) {
 		r := <-obs.batches
 		sizes = append(sizes, r)
 		n += r
+	}
+	if len(sizes) < workCount || slices.Max(sizes[:workCount]) != 1 {
+		t.Fatalf("batches of %v requests: the first %d were to be one request each, to fill the pipeline", sizes, workCount)
 	}
 	if last := sizes[len(sizes)-1]; last != waiting {
 		t.Fatalf("batches of %v requests: the %d submitted while every batch was busy committed in a batch of %d, want all together",
