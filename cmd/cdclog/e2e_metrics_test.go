@@ -43,18 +43,26 @@ func TestIngestMetricsDuringARunMatchTheStream(t *testing.T) {
 		if fams, err = promtext.Scrape(ing.url); err != nil {
 			t.Fatalf("%v; ingest: %v", err, ing.result())
 		}
-		// One scrape gathers the counters and the gauges concurrently,
-		// so a scrape taken while a batch commits can show the counters
-		// after it and the next sequence number before: wait for a
-		// scrape that agrees (the counters count committed batches).
+		// A scrape is not atomic: the registry gathers the gauges and the
+		// counters concurrently, and the counters of one committed batch
+		// are added one after the other. Wait for a scrape taken after
+		// the file's last batch was counted whole: its messages read, its
+		// outcomes (added after its output records), and a next sequence
+		// number that follows the records.
 		read, _ := fams.Value("cdclog_messages_read_total")
+		var outcomes float64
+		for _, o := range []string{"accepted", "duplicate", "stale"} {
+			v, _ := fams.Value("cdclog_messages_total", "outcome", o)
+			outcomes += v
+		}
 		records, _ := fams.Value("cdclog_output_records_total")
 		next, _ := fams.Value("cdclog_output_next_seq")
-		if read == float64(n) && next == records+1 {
+		if read == float64(n) && outcomes == float64(n) && next == records+1 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("after 60s: %v of the file's %d messages read, output records %v, next seq %v", read, n, records, next)
+			t.Fatalf("after 60s: of the file's %d messages %v read, %v with an outcome; output records %v, next seq %v",
+				n, read, outcomes, records, next)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
