@@ -83,8 +83,11 @@ func (a *arena) release(h *heldUpdate) {
 
 // data returns h's data, with its capacity cut to its length: valid, and
 // unchanged, for as long as it is referenced.
-func (a *arena) data(h *heldUpdate) []byte {
-	return a.blocks[h.block][h.off : h.off+h.n : h.off+h.n]
+func (a *arena) data(h *heldUpdate) []byte { return a.at(h.block, h.off, h.n) }
+
+// at returns the n bytes at off in block, as data does.
+func (a *arena) at(block, off, n uint32) []byte {
+	return a.blocks[block][off : off+n : off+n]
 }
 
 // pos returns h's position.

@@ -32,10 +32,10 @@ func TestCanonicalOrderIsTheOrderOfDataThenDiff(t *testing.T) {
 		want := slices.Clone(updates)
 		slices.SortFunc(want, func(x, y heldUpdate) int { return compareHeld(&a, &x, &y) })
 		order := canonicalOrder(&a, updates)
-		for k, i := range order {
-			got := &updates[i]
-			if !bytes.Equal(a.data(got), a.data(&want[k])) || got.diff != want[k].diff {
-				t.Fatalf("position %d: %s %+d, want %s %+d", k, a.data(got), got.diff, a.data(&want[k]), want[k].diff)
+		for k := range order {
+			got := order[k].held()
+			if !bytes.Equal(a.data(&got), a.data(&want[k])) || got.diff != want[k].diff {
+				t.Fatalf("position %d: %s %+d, want %s %+d", k, a.data(&got), got.diff, a.data(&want[k]), want[k].diff)
 			}
 		}
 	})

@@ -36,7 +36,7 @@ type releasing struct {
 	old    uint64
 	start  int
 	split  stepSplit
-	order  []int32
+	order  []sortKey
 	next   int
 	since  uint64
 }
@@ -122,6 +122,7 @@ func (r *Receiver) emitTime(ts *timeState, out []cdc.Message, b *outBudget) ([]c
 	}
 	if st.next == 0 && st.order == nil {
 		if n > sortByKeys {
+			ts.dropIndex()
 			st.order = canonicalOrder(&r.arena, ts.updates)
 		} else if n > 1 {
 			ts.sortInPlace(&r.arena)
@@ -145,11 +146,13 @@ func (r *Receiver) emitTime(ts *timeState, out []cdc.Message, b *outBudget) ([]c
 		}
 		out = slices.Grow(out, end-st.next)
 		for ; st.next < end; st.next++ {
-			i := st.next
+			var u *heldUpdate
 			if st.order != nil {
-				i = int(st.order[i])
+				h := st.order[st.next].held()
+				u = &h
+			} else {
+				u = &ts.updates[st.next]
 			}
-			u := &ts.updates[i]
 			out = append(out, r.arena.message(u, r.frontier))
 			b.used += int(u.n) + 8
 			st.since++

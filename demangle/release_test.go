@@ -142,3 +142,37 @@ func TestAPushWhileAReleaseIsOwedFinishesItFirst(t *testing.T) {
 		t.Fatalf("snapshot once the release is done: %v", err)
 	}
 }
+
+// TestStuckSaysATimeIsBeingReleased: while a release is owed, Stuck names
+// the time being released, how many of its updates are out, and that it
+// waits for no message; once done, it is back to what the frontier waits
+// for.
+func TestStuckSaysATimeIsBeingReleased(t *testing.T) {
+	msgs := bigTime(100, 3)
+	r := New(0)
+	r.SetOutputLimit(30, 0)
+	var out []cdc.Message
+	var st Stuck
+	for i := range msgs {
+		var err error
+		if out, _, err = r.Push(out, &msgs[i], cdc.Pos{}); err != nil {
+			t.Fatal(err)
+		}
+		if r.Releasing() {
+			st = r.Stuck()
+			break
+		}
+	}
+	if !st.Releasing || st.Time != 7 || !st.Covered || st.Held != 100 || st.Expected != 100 || st.Emitted != 30 {
+		t.Fatalf("while releasing: %+v; want time 7 releasing, 30 of 100 emitted", st)
+	}
+	if got, want := st.String(), "time 7 is being released: 30 of its 100 updates emitted, the rest owed"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+	if _, err := drainRelease(r, out); err != nil {
+		t.Fatal(err)
+	}
+	if st := r.Stuck(); st.Releasing || st.Time != 8 || st.Covered {
+		t.Errorf("after the release: %+v; want time 8 waiting for progress", st)
+	}
+}

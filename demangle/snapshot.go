@@ -179,10 +179,11 @@ func (r *Receiver) restoreTime(st snapTime, get func(int) (*stmt, error)) error 
 		r.countTimes.push(st.Time)
 	}
 	for _, u := range st.Updates {
-		if u.Diff == 0 || len(u.Data) == 0 || ts.find(&r.arena, u.Data) != nil {
+		h, pr := ts.find(&r.arena, u.Data)
+		if u.Diff == 0 || len(u.Data) == 0 || h != nil {
 			return fmt.Errorf("%w: bad update at time %d", ErrSnapshot, st.Time)
 		}
-		r.bytes += ts.add(&r.arena, r.arena.hold(u.Data, u.Diff, decodePos(u.Pos)))
+		r.bytes += ts.add(&r.arena, r.arena.hold(u.Data, u.Diff, decodePos(u.Pos)), pr)
 		r.held++
 	}
 	return nil

@@ -85,34 +85,50 @@ func (ts *timeState) len() int { return len(ts.updates) }
 func (ts *timeState) first() *heldUpdate { return &ts.updates[0] }
 func (ts *timeState) last() *heldUpdate  { return &ts.updates[len(ts.updates)-1] }
 
-// find returns the update with this data, or nil.
-func (ts *timeState) find(a *arena, data []byte) *heldUpdate {
+// find returns the update with this data, or nil. When the time is
+// indexed it also returns the data's hash, for the add that follows a
+// miss.
+func (ts *timeState) find(a *arena, data []byte) (*heldUpdate, probe) {
 	if ts.index != nil {
-		if i := ts.index.find(a, ts.updates, data); i >= 0 {
-			return &ts.updates[i]
+		i, h := ts.index.find(a, ts.updates, data)
+		if i >= 0 {
+			return &ts.updates[i], probe{}
 		}
-		return nil
+		return nil, probe{hash: h, ok: true}
 	}
 	for i := range ts.updates {
 		if h := &ts.updates[i]; h.n == uint32(len(data)) && bytes.Equal(a.data(h), data) {
-			return h
+			return h, probe{}
 		}
 	}
-	return nil
+	return nil, probe{}
+}
+
+// probe is what a find that missed knows of the data: its hash, when ok.
+type probe struct {
+	hash uint32
+	ok   bool
 }
 
 // add holds h (in arena a), whose data is not held yet, and returns what
-// it costs.
-func (ts *timeState) add(a *arena, h heldUpdate) int64 {
+// it costs; pr is what the find that missed it returned (or the zero
+// probe).
+func (ts *timeState) add(a *arena, h heldUpdate, pr probe) int64 {
 	if n := len(ts.updates); n == cap(ts.updates) && ts.hasCount && ts.count > uint64(n) && ts.count <= maxReserve {
 		// The count says how many there will be: one allocation, instead
-		// of doubling (and copying) a big time's updates step by step.
+		// of doubling (and copying) a big time's updates step by step,
+		// and the index sized once.
 		ts.updates = slices.Grow(ts.updates, int(ts.count)-n)
+		if ts.index != nil {
+			ts.index.reserve(int(ts.count))
+		}
 	}
 	ts.updates = append(ts.updates, h)
-	switch {
+	switch p := len(ts.updates) - 1; {
+	case ts.index != nil && pr.ok:
+		ts.index.addHashed(pr.hash, p)
 	case ts.index != nil:
-		ts.index.add(a, ts.updates, len(ts.updates)-1)
+		ts.index.add(a, ts.updates, p)
 	case len(ts.updates) > indexThreshold:
 		ts.index = &updateIndex{}
 		for i := range ts.updates {
@@ -129,8 +145,10 @@ func (ts *timeState) add(a *arena, h heldUpdate) int64 {
 func (ts *timeState) emit(a *arena, out []cdc.Message, t uint64) []cdc.Message {
 	out = slices.Grow(out, len(ts.updates)) // a big time would grow it step by step
 	if len(ts.updates) > sortByKeys {
-		for _, i := range canonicalOrder(a, ts.updates) {
-			out = append(out, a.message(&ts.updates[i], t))
+		ts.dropIndex()
+		for _, k := range canonicalOrder(a, ts.updates) {
+			h := k.held()
+			out = append(out, a.message(&h, t))
 		}
 		return out
 	}
@@ -142,6 +160,13 @@ func (ts *timeState) emit(a *arena, out []cdc.Message, t uint64) []cdc.Message {
 	}
 	return out
 }
+
+// dropIndex lets a complete time's index go as its release starts:
+// nothing is looked up in it again (a push while the release is owed
+// finishes it first), and in a time of ten million updates its table
+// (256 MB) can then be collected before the release's sort keys (320 MB)
+// are made.
+func (ts *timeState) dropIndex() { ts.index = nil }
 
 // sortInPlace sorts a small time's updates canonically, moving them.
 func (ts *timeState) sortInPlace(a *arena) {

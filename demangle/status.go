@@ -18,6 +18,14 @@ type Stuck struct {
 	Expected uint64
 	// Held is the number of distinct updates held at Time.
 	Held int
+	// Releasing is set while a release is owed (see Receiver.Releasing):
+	// the frontier waits for no message, only for the rest of the
+	// release. Time is then the time being released (at or above the
+	// reported frontier: the times between have been emitted but not the
+	// statement about them), Covered is set, Held and Expected are its
+	// updates, and Emitted says how many of them are emitted already.
+	Releasing bool
+	Emitted   int
 }
 
 // String says in plain words what the frontier waits for.
@@ -25,6 +33,8 @@ func (s Stuck) String() string {
 	switch {
 	case s.Done:
 		return "the stream is complete: every time has been emitted"
+	case s.Releasing:
+		return fmt.Sprintf("time %d is being released: %d of its %d updates emitted, the rest owed", s.Time, s.Emitted, s.Held)
 	case !s.Covered:
 		return fmt.Sprintf("waiting for a progress statement covering time %d", s.Time)
 	}
@@ -36,10 +46,13 @@ func (r *Receiver) Stuck() Stuck {
 	if r.done {
 		return Stuck{Done: true}
 	}
-	s := Stuck{Time: r.frontier, Covered: r.cover.covers(r.frontier)}
+	s := Stuck{Time: r.frontier, Covered: r.cover.covers(r.frontier), Releasing: r.rel.active}
 	if ts := r.times.get(r.frontier); ts != nil {
 		s.Held = len(ts.updates)
 		s.Expected = ts.count
+	}
+	if s.Releasing {
+		s.Emitted = r.rel.next
 	}
 	return s
 }

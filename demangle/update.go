@@ -18,8 +18,10 @@ func (r *Receiver) pushUpdate(u *cdc.Update, at cdc.Pos) (Outcome, error) {
 // takeUpdate judges u, at a time in memory, against what is held there.
 func (r *Receiver) takeUpdate(u *cdc.Update, at cdc.Pos) (Outcome, error) {
 	ts := r.times.get(u.Time)
+	var pr probe
 	if ts != nil {
-		if h := ts.find(&r.arena, u.Data); h != nil {
+		var h *heldUpdate
+		if h, pr = ts.find(&r.arena, u.Data); h != nil {
 			if h.diff == u.Diff {
 				return Duplicate, nil
 			}
@@ -40,7 +42,7 @@ func (r *Receiver) takeUpdate(u *cdc.Update, at cdc.Pos) (Outcome, error) {
 	if ts == nil {
 		ts = r.state(u.Time, true)
 	}
-	r.bytes += ts.add(&r.arena, r.arena.hold(u.Data, u.Diff, at))
+	r.bytes += ts.add(&r.arena, r.arena.hold(u.Data, u.Diff, at), pr)
 	r.held++
 	return Accepted, nil
 }

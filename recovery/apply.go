@@ -293,10 +293,22 @@ func (p *Processor) apply(w *work) (rest []*request) {
 	for i, r := range w.reqs {
 		full := i > 0 && p.outputFull(len(out), outBytes)
 		if !full && p.recv.Releasing() {
-			// A release owed goes out before the request is applied.
+			// A release owed goes out before the request is applied. It
+			// is the request's own when an earlier batch applied part of
+			// it (else it was owed at the open), and counts in its Output.
+			var owner *Result
+			if r.next > 0 {
+				owner = &w.results[i]
+			}
 			var storeErr bool
-			if out, outBytes, full, storeErr = p.continueRelease(out, outBytes, nil); storeErr {
+			if out, outBytes, full, storeErr = p.continueRelease(out, outBytes, owner); storeErr {
 				return nil
+			}
+			if full && owner != nil {
+				// Still owed: this part counts in the request's sofar.
+				rest = slices.Clone(w.reqs[i:])
+				w.reqs, w.results, w.errs, w.split = w.reqs[:i+1], w.results[:i+1], w.errs[:i+1], true
+				break
 			}
 		}
 		if full {

@@ -26,7 +26,8 @@ type Observer interface {
 
 // BatchStats describes one committed group commit.
 type BatchStats struct {
-	// Requests is the number of requests the batch gathered.
+	// Requests is the number of requests the batch gathered and
+	// delivered (a request committed in parts is counted with its last).
 	Requests int
 	// Messages counts the messages and undecodable inputs (Rejects) the
 	// requests carried, whether applied or not (of a request committed in
@@ -37,7 +38,8 @@ type BatchStats struct {
 	Totals Result
 	// Refused counts the requests that a bad message stopped under policy
 	// Fail (a protocol violation, an invalid message, a naive stream's
-	// finish message): one message each.
+	// finish message): one message each, counted with the request's
+	// last part.
 	Refused int
 	// Commit is how long the commit took: the bbolt transaction, with
 	// its wait for the output file's fsync, and the write of the live
@@ -68,6 +70,12 @@ func (p *Processor) observeCommit(w *work, start time.Time, written time.Duratio
 		Write: p.writeTime() - written}
 	for i := range w.reqs {
 		b.Totals.Add(w.results[i])
+		if w.split && i == len(w.reqs)-1 {
+			// It goes on in the next batch, which counts it, and its
+			// error if one stopped it.
+			b.Requests--
+			continue
+		}
 		if err := w.errs[i]; err != nil && refusal(err) {
 			b.Refused++
 		}

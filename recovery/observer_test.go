@@ -3,6 +3,7 @@ package recovery
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -189,5 +190,65 @@ func TestLogSourceNamesTheRequestInTheWALOnly(t *testing.T) {
 	defer r.Close()
 	if got := r.cp.Sources; len(got) != 4 || got[3] != "http" {
 		t.Fatalf("sources %q, want the three request names and http", got)
+	}
+}
+
+// bigTimeMsgs returns n updates at time 1 and the statement that
+// completes it: a release of n+1 records.
+func bigTimeMsgs(n int) []cdc.Message {
+	msgs := make([]cdc.Message, 0, n+1)
+	for k := range n {
+		msgs = append(msgs, cdc.NewUpdate([]byte(fmt.Sprintf(`{"id":%d}`, k)), 1, 1))
+	}
+	return append(msgs, cdc.NewProgress(0, 2, cdc.Count{Time: 1, Count: uint64(n)}))
+}
+
+// TestARequestReleasedInPartsIsCountedOnce: a request whose release
+// spans several commits (the output bound is 2*BatchMessages records)
+// and that a violation then stops is counted once as refused, its
+// messages once, and its output in full, in its Result as in the
+// Observer's totals.
+func TestARequestReleasedInPartsIsCountedOnce(t *testing.T) {
+	for _, stop := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stopped=%v", stop), func(t *testing.T) {
+			obs := &countingObserver{}
+			p := openTest(t, dbPath(t), Options{Observer: obs, BatchMessages: 16})
+			defer p.Close()
+			msgs := bigTimeMsgs(500)
+			if stop {
+				// The statement that completes time 1 also says time 3
+				// holds nothing, against an earlier count: accepted in
+				// part, a violation that stops the request while the
+				// release it caused is owed.
+				done := msgs[len(msgs)-1]
+				done.Progress.Upper = 4
+				msgs = append([]cdc.Message{cdc.NewProgress(3, 4, cdc.Count{Time: 3, Count: 2})}, msgs[:len(msgs)-1]...)
+				msgs = append(msgs, done, cdc.NewUpdate([]byte(`"never applied"`), 3, 1))
+			}
+			res, err := p.Append(context.Background(), msgs, nil)
+			if stop != demangle.IsViolation(err) {
+				t.Fatalf("got %v, want a violation: %v", err, stop)
+			}
+			if err != nil && !stop {
+				t.Fatal(err)
+			}
+			batches, got, _ := obs.snapshot()
+			if batches < 3 {
+				t.Fatalf("%d batches: the release did not go out in parts", batches)
+			}
+			wantRefused := 0
+			if stop {
+				wantRefused = 1
+			}
+			if got.Refused != wantRefused || got.Messages != len(msgs) || got.Requests != 1 {
+				t.Errorf("observer: refused %d, messages %d, requests %d; want %d, %d, 1", got.Refused, got.Messages, got.Requests, wantRefused, len(msgs))
+			}
+			if res.Output != 501 || got.Totals.Output != 501 {
+				t.Errorf("output: the result says %d, the observer %d; want 501", res.Output, got.Totals.Output)
+			}
+			if st, err := p.Status(); err != nil || st.Waiting == "release" {
+				t.Errorf("status once the release is done: waiting %q, %v", st.Waiting, err)
+			}
+		})
 	}
 }

@@ -39,7 +39,11 @@ type Status struct {
 	// FirstIncompleteTime is the frontier when not Complete; Waiting says
 	// what it waits for: "progress" (no statement covers it) or
 	// "updates" (it holds HeldUpdates of ExpectedUpdates); Reason says it
-	// in words.
+	// in words. While a big time is released in parts across commits,
+	// Waiting is "release": FirstIncompleteTime is the time being
+	// released (the frontier stays below it until its last part is
+	// committed), which holds HeldUpdates of ExpectedUpdates, all of them,
+	// and waits for no input.
 	FirstIncompleteTime *uint64 `json:"first_incomplete_time"`
 	Waiting             string  `json:"waiting"`
 	ExpectedUpdates     *uint64 `json:"expected_updates"`
@@ -121,6 +125,9 @@ func buildStatus(db *store.DB, cp *checkpoint, rs receiverState) (Status, error)
 	switch {
 	case st.Done:
 		s.Waiting = "nothing"
+	case st.Releasing:
+		t, e := st.Time, st.Expected
+		s.FirstIncompleteTime, s.Waiting, s.ExpectedUpdates, s.HeldUpdates = &t, "release", &e, st.Held
 	case !st.Covered:
 		t := st.Time
 		s.FirstIncompleteTime, s.Waiting = &t, "progress"
