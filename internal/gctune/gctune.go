@@ -4,7 +4,8 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
-	"runtime/metrics"
+
+	"github.com/cdclog/cdclog/internal/memlimit"
 )
 
 // The collector's pace: GOGC 100, and no collection while the heap is below
@@ -54,20 +55,10 @@ func floorPercent(live uint64) int {
 // unreachable, and re-arms itself.
 func armFloorHook() {
 	runtime.SetFinalizer(new([16]byte), func(*[16]byte) {
-		p := floorPercent(liveHeap())
+		p := floorPercent(memlimit.LiveHeap())
 		debug.SetGCPercent(p)
 		if p > gcPercent {
 			armFloorHook()
 		}
 	})
-}
-
-// liveHeap returns the heap the last collection found live.
-func liveHeap() uint64 {
-	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 {
-		return 0
-	}
-	return s[0].Value.Uint64()
 }

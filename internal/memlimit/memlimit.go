@@ -114,12 +114,13 @@ func (g *Guard) Exceeded() (live uint64, over bool) {
 	if g == nil || g.max == 0 {
 		return 0, false
 	}
-	live = liveHeap()
+	live = LiveHeap()
 	return live, live > g.max
 }
 
-// liveHeap returns the heap the last collection found live.
-func liveHeap() uint64 {
+// LiveHeap returns the heap the last collection found live (0 before the
+// first collection, or where the runtime does not report it).
+func LiveHeap() uint64 {
 	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	metrics.Read(s)
 	if s[0].Value.Kind() != metrics.KindUint64 {
