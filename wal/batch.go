@@ -103,7 +103,8 @@ func (b *Batch) Reset() { b.used, b.written = 0, Stats{} }
 
 // Written returns the statistics of the chunks the last successful Write
 // stored, as ReadStats counts them: what the log's Stats gain (Plus) once
-// its transaction commits. It is zero before a Write and after Reset.
+// its transaction commits. It is zero before a Write, after a Write of an
+// empty batch or one that failed, and after Reset.
 func (b *Batch) Written() Stats { return b.written }
 
 // Cap returns the bytes the batch's buffers hold, written or not.
@@ -140,6 +141,7 @@ func (b *Batch) Chunks(nextChunk uint64) []ChunkInfo {
 // the batch's buffers, untouched until Reset, as bbolt requires until the
 // transaction ends.
 func (b *Batch) Write(tx *bolt.Tx, batch, nextChunk uint64) (uint64, error) {
+	b.written = Stats{}
 	if b.used == 0 { // a chunk is started only to add an entry
 		return 0, nil
 	}

@@ -93,3 +93,21 @@ func TestWrittenIsZeroAfterReset(t *testing.T) {
 		t.Fatalf("after Reset: %+v", w)
 	}
 }
+
+func TestWrittenIsZeroAfterAWriteOfNothing(t *testing.T) {
+	db := openTestDB(t, t.TempDir())
+	defer db.Close()
+	var b Batch
+	b.Add(Entry{Time: 3, Body: []byte("x")})
+	write := func(next uint64) {
+		if err := db.Update(func(tx *bolt.Tx) error { _, err := b.Write(tx, 0, next); return err }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(0)
+	b.used = 0 // as Reset does, without clearing written
+	write(1)
+	if w := b.Written(); w != (Stats{}) {
+		t.Fatalf("after writing nothing: %+v", w)
+	}
+}
