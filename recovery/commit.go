@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cdclog/cdclog/wal"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -114,12 +115,14 @@ func (p *Processor) commit(w *work, st *commitState) error {
 	if err != nil {
 		return fmt.Errorf("commit batch: %w", err)
 	}
+	st.wal = st.wal.Plus(w.wal.Written())
 	p.pending.committed(w.cp.NextBatch, &w.wal, firstChunk)
 	st.nextChunk, st.sinkSize, st.sinkLimit = w.cp.NextChunk, w.cp.Sink.Size, w.cp.Sink.Limit
 	p.sinkw.setLimit(st.sinkLimit)
 	p.mu.Lock()
 	p.committed = w.cp
 	p.status = w.status
+	p.walStats = st.wal
 	if w.output.count() > 0 {
 		close(p.notify)
 		p.notify = make(chan struct{})
@@ -143,6 +146,10 @@ type commitState struct {
 	walFloor, outputFloor uint64
 	// marks writes the output log's time marks (see timeMarks in retention.go).
 	marks timeMarks
+	// wal is the WAL's figures as of the last commit: read once at Open,
+	// then each batch adds what it wrote and gc takes off what it deleted,
+	// so that they stay what wal.Log.ReadStats would read.
+	wal wal.Stats
 }
 
 // stampSink sets the batch checkpoint's output file state: its size, the
@@ -270,10 +277,11 @@ func saveCommitted(tx *bolt.Tx, cp *checkpoint) error {
 	return nil
 }
 
-// publish makes cp the last committed checkpoint, after the maintenance
-// write that saved it committed.
-func (p *Processor) publish(cp checkpoint) {
+// publish makes cp the last committed checkpoint and ws the WAL's
+// figures, after the maintenance write that saved it committed.
+func (p *Processor) publish(cp checkpoint, ws wal.Stats) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.committed = cp
+	p.walStats = ws
 }

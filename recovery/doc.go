@@ -278,7 +278,20 @@
 // # Watching it run
 //
 // Status, OutputEnd and ConsumerPositions read the state of the last
-// commit at any time. Options.Observer is told, by the commit goroutine,
+// commit at any time. None of them walks the WAL: Open reads the WAL's
+// figures (entries, chunks, bytes, its smallest and largest times) from
+// its index once, each commit adds what its batch wrote
+// (wal.Batch.Written) and Processor.GC takes off what it deleted
+// (wal.Log.DeleteBelowUpdating, which walks the index it keeps only when
+// it deleted the chunk holding the smallest time), so that Status costs
+// the same on any size of WAL: 5 to 8 µs on a WAL of 8M entries in 8,051
+// chunks, where the walk took 1.8 to 2.1 ms (BenchmarkStatus), and 0.14 s
+// on an 18 GB one. The figures live only in memory, nothing is added to
+// the checkpoint, so a crash leaves nothing to reconcile: the next Open
+// reads them afresh. A damaged index record anywhere in the WAL therefore
+// fails Open (a *store.CorruptError), where it failed only Status before.
+// A Reader (inspect on a file) walks the index for each Status.
+// Options.Observer is told, by the commit goroutine,
 // what each committed batch held and how long its commit and bbolt's
 // writes took, and by the output file's writer how long each fsync took;
 // package metrics turns both into Prometheus metrics. Without an Observer

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cdclog/cdclog/store"
+	"github.com/cdclog/cdclog/wal"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -98,7 +99,7 @@ func GC(path string, o GCOptions) (GCResult, error) {
 				return err
 			}
 		}
-		changed, err := drop(tx, &cp, o, time.Now(), &res)
+		changed, err := drop(tx, &cp, o, time.Now(), &res, nil)
 		if err != nil || !changed {
 			return err
 		}
@@ -151,17 +152,18 @@ func (p *Processor) GC(ctx context.Context, o GCOptions) (GCResult, error) {
 	}
 	defer p.leave()
 	var cp checkpoint
-	err := p.maintain(ctx, func(tx *bolt.Tx, _ *commitState) error {
+	var ws wal.Stats // st.wal once the transaction commits
+	err := p.maintain(ctx, func(tx *bolt.Tx, st *commitState) error {
 		res = GCResult{}
-		cp = p.lastCommitted()
-		changed, err := drop(tx, &cp, o, time.Now(), &res)
+		cp, ws = p.lastCommitted(), st.wal
+		changed, err := drop(tx, &cp, o, time.Now(), &res, &ws)
 		if err != nil || !changed {
 			return err
 		}
 		return saveCommitted(tx, &cp)
 	}, func(st *commitState) {
-		st.walFloor, st.outputFloor = cp.WALFloor, cp.OutputFloor
-		p.publish(cp)
+		st.walFloor, st.outputFloor, st.wal = cp.WALFloor, cp.OutputFloor, ws
+		p.publish(cp, ws)
 	})
 	if err != nil {
 		return res, fmt.Errorf("gc %s: %w", p.db.Path(), err)
@@ -177,8 +179,10 @@ func (p *Processor) GC(ctx context.Context, o GCOptions) (GCResult, error) {
 }
 
 // drop deletes the WAL and output that o lets go, in tx, and moves cp's
-// floors; it reports whether it changed cp.
-func drop(tx *bolt.Tx, cp *checkpoint, o GCOptions, now time.Time, res *GCResult) (bool, error) {
+// floors; it reports whether it changed cp. With ws, the WAL's figures
+// before it, it leaves there the figures after (see
+// wal.Log.DeleteBelowUpdating).
+func drop(tx *bolt.Tx, cp *checkpoint, o GCOptions, now time.Time, res *GCResult, ws *wal.Stats) (bool, error) {
 	changed := false
 	floor := cp.Frontier
 	if cp.Done {
@@ -191,7 +195,7 @@ func drop(tx *bolt.Tx, cp *checkpoint, o GCOptions, now time.Time, res *GCResult
 		if err != nil {
 			return false, err
 		}
-		if res.ChunksDeleted, err = l.wal.DeleteBelow(tx, floor); err != nil {
+		if res.ChunksDeleted, err = l.wal.DeleteBelowUpdating(tx, floor, ws, nil); err != nil {
 			return false, err
 		}
 		cp.WALFloor, res.Floor, changed = floor, floor, true

@@ -11,6 +11,7 @@ import (
 	"github.com/cdclog/cdclog/cdc"
 	"github.com/cdclog/cdclog/demangle"
 	"github.com/cdclog/cdclog/store"
+	"github.com/cdclog/cdclog/wal"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -67,9 +68,13 @@ type Processor struct {
 	consumers map[string]bool // the names of the open Consumers
 	committed checkpoint      // as of the last commit
 	status    receiverState   // receiver facts as of the last commit
-	notify    chan struct{}   // closed and replaced at each commit
-	failed    error
-	liveNext  uint64 // the first record not yet written to Options.Live
+	// walStats are the WAL's figures as of the last commit, kept up to
+	// date by the commit goroutine (see commitState.wal), so that Status
+	// never walks the WAL's index.
+	walStats wal.Stats
+	notify   chan struct{} // closed and replaced at each commit
+	failed   error
+	liveNext uint64 // the first record not yet written to Options.Live
 }
 
 // workCount is the number of batches in the pipeline at once: one being
@@ -154,6 +159,12 @@ func start(db *store.DB, o Options) (*Processor, error) {
 		return nil, err
 	}
 	p.stampPending(&p.cp)
+	// The WAL's figures, which the commit goroutine keeps from now on:
+	// one walk of its index, each record verified.
+	var walStats wal.Stats
+	if err := db.View(func(tx *bolt.Tx) (err error) { walStats, err = readWALStats(db, tx); return err }); err != nil {
+		return nil, fmt.Errorf("read the WAL's statistics: %w", err)
+	}
 	err = db.Update(func(tx *bolt.Tx) error {
 		if err := store.EnsureID(tx); err != nil {
 			return err
@@ -169,6 +180,7 @@ func start(db *store.DB, o Options) (*Processor, error) {
 	}
 	p.committed = p.cp.clone()
 	p.status = captureReceiver(recv)
+	p.walStats = walStats
 	for range workCount {
 		p.works <- &work{}
 	}
@@ -178,7 +190,7 @@ func start(db *store.DB, o Options) (*Processor, error) {
 		p.sinkw.synced = o.Observer.OutputSynced
 	}
 	st := commitState{nextChunk: p.cp.NextChunk, sinkSize: cs.Size, sinkLimit: cs.Limit, tail: p.sinkTail,
-		liveNext: p.cp.LiveNext, walFloor: p.cp.WALFloor, outputFloor: p.cp.OutputFloor}
+		liveNext: p.cp.LiveNext, walFloor: p.cp.WALFloor, outputFloor: p.cp.OutputFloor, wal: walStats}
 	applyDone, prepareDone := make(chan struct{}), make(chan struct{})
 	go func() { p.applyLoop(); close(applyDone) }()
 	go func() { p.prepareLoop(p.sinkw); close(prepareDone) }()

@@ -121,7 +121,7 @@ func (r *Reader) Status() (Status, error) {
 	if err != nil {
 		return Status{}, err
 	}
-	return buildStatus(r.db, &r.cp, captureReceiver(recv))
+	return buildStatus(r.db, &r.cp, captureReceiver(recv), nil)
 }
 
 // Pending lists each pending time: its expected count, if known, and the

@@ -6,6 +6,7 @@ import (
 
 	"github.com/cdclog/cdclog/demangle"
 	"github.com/cdclog/cdclog/store"
+	"github.com/cdclog/cdclog/wal"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -103,7 +104,20 @@ type WALStatus struct {
 	Floor   uint64  `json:"floor"`
 }
 
-func buildStatus(db *store.DB, cp *checkpoint, rs receiverState) (Status, error) {
+// readWALStats walks the WAL's index for its figures, dropping the pages
+// it reads from memory as it goes (see wal.Log.ReadStatsReleasing).
+func readWALStats(db *store.DB, tx *bolt.Tx) (wal.Stats, error) {
+	l, err := readLayout(tx)
+	if err != nil {
+		return wal.Stats{}, err
+	}
+	return l.wal.ReadStatsReleasing(tx, func() { _ = db.ReleaseMapped() })
+}
+
+// buildStatus makes the Status of checkpoint cp. ws are the WAL's
+// figures, as a running processor keeps them (commitState.wal); without
+// them (a Reader, which has no processor), the WAL's index is walked.
+func buildStatus(db *store.DB, cp *checkpoint, rs receiverState, ws *wal.Stats) (Status, error) {
 	s := Status{
 		Path: db.Path(), Frontier: cp.Frontier, Complete: cp.Done,
 		PendingTimes: rs.pendingTimes, PendingUpdates: rs.pendingUpdates, PendingOnDisk: rs.cold,
@@ -137,18 +151,15 @@ func buildStatus(db *store.DB, cp *checkpoint, rs receiverState) (Status, error)
 	}
 	err := db.View(func(tx *bolt.Tx) error {
 		s.SchemaVersion, s.Created = store.Schema(tx), store.Created(tx)
-		l, err := readLayout(tx)
-		if err != nil {
-			return err
+		if ws == nil {
+			walked, err := readWALStats(db, tx)
+			if err != nil {
+				return err
+			}
+			ws = &walked
 		}
-		ws, err := l.wal.ReadStatsReleasing(tx, func() { _ = db.ReleaseMapped() })
-		if err != nil {
-			return err
-		}
-		s.WAL = WALStatus{Entries: ws.Entries, Chunks: ws.Chunks, Bytes: ws.Bytes, Floor: cp.WALFloor}
-		if ws.Chunks > 0 {
-			s.WAL.MinTime, s.WAL.MaxTime = &ws.MinTime, &ws.MaxTime
-		}
+		s.WAL = walStatus(*ws, cp.WALFloor)
+		var err error
 		s.Consumers, err = listConsumers(tx, cp.NextOutput)
 		return err
 	})
@@ -158,17 +169,30 @@ func buildStatus(db *store.DB, cp *checkpoint, rs receiverState) (Status, error)
 	return s, err
 }
 
-// Status returns the state as of the last commit, or ErrClosed.
+// walStatus is the WAL part of a Status.
+func walStatus(ws wal.Stats, floor uint64) WALStatus {
+	s := WALStatus{Entries: ws.Entries, Chunks: ws.Chunks, Bytes: ws.Bytes, Floor: floor}
+	if ws.Chunks > 0 {
+		s.MinTime, s.MaxTime = &ws.MinTime, &ws.MaxTime
+	}
+	return s
+}
+
+// Status returns the state as of the last commit, or ErrClosed. Its
+// cost does not grow with the WAL: the processor keeps the WAL's figures
+// as it changes (read once at Open, then counted by each commit and gc),
+// rather than walking its index (0.14 s of CPU on an 18 GB database of
+// 220,000 chunks).
 func (p *Processor) Status() (Status, error) {
 	if err := p.enter(); err != nil {
 		return Status{}, err
 	}
 	defer p.leave()
 	p.mu.Lock()
-	cp, rs := p.committed.clone(), p.status
+	cp, rs, ws := p.committed.clone(), p.status, p.walStats
 	open := p.openConsumers()
 	p.mu.Unlock()
-	s, err := buildStatus(p.db, &cp, rs)
+	s, err := buildStatus(p.db, &cp, rs, &ws)
 	for i := range s.Consumers {
 		s.Consumers[i].Open = open[s.Consumers[i].Name]
 	}

@@ -16,6 +16,8 @@ import (
 type Batch struct {
 	chunks []chunkBuf // chunks[:used] hold the batch's entries
 	used   int
+	// written counts the chunks the last Write stored.
+	written Stats
 }
 
 // chunkBuf is a chunk being built: room for the header (written by value,
@@ -97,7 +99,13 @@ func (c *chunkBuf) value(batch, seq uint64) []byte {
 
 // Reset empties the batch for reuse once the transaction Write wrote it
 // in has ended.
-func (b *Batch) Reset() { b.used = 0 }
+func (b *Batch) Reset() { b.used, b.written = 0, Stats{} }
+
+// Written returns the statistics of the chunks the last successful Write
+// stored, as ReadStats counts them: what the log's Stats gain (Plus) once
+// its transaction commits. It is zero before a Write, after a Write of an
+// empty batch or one that failed, and after Reset.
+func (b *Batch) Written() Stats { return b.written }
 
 // Cap returns the bytes the batch's buffers hold, written or not.
 func (b *Batch) Cap() int {
@@ -133,6 +141,7 @@ func (b *Batch) Chunks(nextChunk uint64) []ChunkInfo {
 // the batch's buffers, untouched until Reset, as bbolt requires until the
 // transaction ends.
 func (b *Batch) Write(tx *bolt.Tx, batch, nextChunk uint64) (uint64, error) {
+	b.written = Stats{}
 	if b.used == 0 { // a chunk is started only to add an entry
 		return 0, nil
 	}
@@ -142,12 +151,17 @@ func (b *Batch) Write(tx *bolt.Tx, batch, nextChunk uint64) (uint64, error) {
 	}
 	wal.FillPercent = 0.9 // index keys mostly ascend; a little room for late times
 	seq.FillPercent = 1.0 // chunk sequence numbers strictly ascend
+	var written Stats
 	for i := range b.chunks[:b.used] {
 		c := &b.chunks[i]
 		n := nextChunk + uint64(i)
-		if err := putChunk(wal, seq, batch, n, c.first, c.last, c.count, c.value(batch, n)); err != nil {
+		v := c.value(batch, n)
+		if err := putChunk(wal, seq, batch, n, c.first, c.last, c.count, v); err != nil {
 			return uint64(i), err
 		}
+		x := index{first: c.first, last: c.last, batch: batch, entries: uint32(c.count), size: uint32(len(v))}
+		written.add(16, indexSize, x)
 	}
+	b.written = written
 	return uint64(b.used), nil
 }

@@ -48,8 +48,9 @@
 // inspect wal) each index record and chunk, and the chunk against its
 // index record (size, batch, entry count, each entry's time within the
 // record's); ScanArrival (replay --rederive and --verify) each chunk;
-// ReadStats and DeleteBelow (inspect status, gc) each index record, so gc
-// never deletes a chunk on the word of a damaged key. Check, for 'cdclog
+// ReadStats and DeleteBelow (a processor's open, inspect status on a file,
+// gc) each index record, so gc never deletes a chunk on the word of a
+// damaged key. Check, for 'cdclog
 // check', reads everything and also pairs every chunk with exactly one
 // index record. Damage is a *store.CorruptError naming the bucket and the
 // key, wrapping both store.ErrCorrupt and this package's ErrCorrupt. The

@@ -3,7 +3,6 @@ package wal
 import (
 	"encoding/binary"
 	"fmt"
-	"slices"
 
 	"github.com/cdclog/cdclog/internal/checksum"
 	bolt "go.etcd.io/bbolt"
@@ -258,91 +257,6 @@ func (l Log) ScanArrival(tx *bolt.Tx, fn func(*Entry) error) error {
 		}
 	}
 	return nil
-}
-
-// DeleteBelow removes every chunk whose entries are all below t and
-// returns how many chunks it removed. It verifies each index record it
-// goes by before deleting: a damaged key could otherwise make it delete a
-// chunk that holds later times.
-func (l Log) DeleteBelow(tx *bolt.Tx, t uint64) (int, error) {
-	wal, seq, err := buckets(tx)
-	if err != nil {
-		return 0, err
-	}
-	var keys [][]byte
-	c := wal.Cursor()
-	for k, v := c.First(); k != nil && binary.BigEndian.Uint64(k) < t; k, v = c.Next() {
-		if _, err := l.readIndex(k, v); err != nil {
-			return 0, err
-		}
-		keys = append(keys, slices.Clone(k))
-	}
-	for _, k := range keys {
-		if err := seq.Delete(k[8:]); err != nil {
-			return 0, fmt.Errorf("wal: delete chunk: %w", err)
-		}
-		if err := wal.Delete(k); err != nil {
-			return 0, fmt.Errorf("wal: delete chunk index: %w", err)
-		}
-	}
-	return len(keys), nil
-}
-
-// Stats describes the log's contents.
-type Stats struct {
-	Chunks  int
-	Entries uint64
-	// Bytes is the size of the log's keys and values (chunks and index).
-	Bytes int64
-	// MinTime and MaxTime bound the times the entries speak about
-	// (MinTime counts their spans, see ChunkInfo.First); zero when empty.
-	MinTime, MaxTime uint64
-}
-
-// ReadStats computes the log's statistics from its index alone, each
-// record verified: it reads 36 bytes per chunk, never the chunks, so it
-// is cheap on a big log (and does not pull the whole file into memory).
-func (l Log) ReadStats(tx *bolt.Tx) (Stats, error) { return l.ReadStatsReleasing(tx, nil) }
-
-// statsReleaseEvery is how many index records ReadStatsReleasing reads
-// between two calls of its release function: about 140 leaf pages, a few
-// MiB of mapped memory with the kernel's fault-around.
-const statsReleaseEvery = 4096
-
-// ReadStatsReleasing is ReadStats calling release, when it is not nil,
-// after every statsReleaseEvery index records and at the end, so that the
-// caller can drop the pages read so far from the process's resident set
-// (store.DB.ReleaseMapped). Without it, the walk over a big log's index
-// leaves most of the index resident: on an 18 GB database of 220,000
-// chunks, `inspect status` peaked at 144 MB, and ingest's final status,
-// at the end of a 2M-message run, took its peak from 185 MB to 302 MB.
-func (l Log) ReadStatsReleasing(tx *bolt.Tx, release func()) (Stats, error) {
-	wal, _, err := buckets(tx)
-	if err != nil {
-		return Stats{}, err
-	}
-	if release != nil {
-		defer release()
-	}
-	var s Stats
-	c := wal.Cursor()
-	for k, v := c.First(); k != nil; k, v = c.Next() {
-		if release != nil && s.Chunks%statsReleaseEvery == statsReleaseEvery-1 {
-			release()
-		}
-		x, err := l.readIndex(k, v)
-		if err != nil {
-			return s, err
-		}
-		if s.Chunks == 0 || x.first < s.MinTime {
-			s.MinTime = x.first
-		}
-		s.MaxTime = max(s.MaxTime, x.last)
-		s.Entries += uint64(x.entries)
-		s.Bytes += int64(x.size) + 8 + int64(len(k)+len(v))
-		s.Chunks++
-	}
-	return s, nil
 }
 
 // Tail describes the last chunk appended: what a checkpoint's counters
