@@ -8,59 +8,51 @@ import (
 )
 
 // sortByKeys is the number of updates beyond which a time is sorted
-// through keys (canonicalOrder) rather than by moving its updates.
+// with sort prefixes (sortCanonical) rather than by comparing data.
 const sortByKeys = 64
 
-// sortKey stands for an update in canonicalOrder: eight bytes of its
-// data, from the offset where the data of the time's updates start to
-// differ, big-endian (shorter data padded with zeros, which sort first,
-// as JSON has no raw zero byte), so that most comparisons are one of
-// integers; then what the update is (its diff and where its data lie in
-// the arena), so that what is sorted is emitted without reading the
-// time's updates again.
-type sortKey struct {
-	prefix        uint64
-	diff          int64
-	block, off, n uint32
-}
-
-// held returns the update k stands for, with its data and diff (its
-// position is not kept).
-func (k *sortKey) held() heldUpdate {
-	return heldUpdate{block: k.block, off: k.off, n: k.n, diff: k.diff}
-}
-
-// canonicalOrder returns the updates in canonical order (by data bytes,
-// then diff), as keys, without moving them. Sorting a million updates by
-// moving their 40-byte structs and comparing their data was most of the
-// time a one-time stream of a million updates took to release
-// (BenchmarkReceiverOneBigTime); keys that compare as integers, past the
-// prefix all the data share (`{"id":` and the like), cost a fraction of
-// it. The keys carry each update's data reference and diff because, in
-// canonical order, the updates are read at random: in a time of ten
-// million (400 MB of updates) reading each one again to emit it was a
-// cache miss a record, about an eighth of demangle's CPU on that time.
-func canonicalOrder(a *arena, updates []heldUpdate) []sortKey {
+// sortCanonical sorts a complete time's updates in canonical order (by
+// data bytes, then diff), in place, and gives up their positions: each
+// update's line then holds its sort prefix (see sortPrefix), so that most
+// comparisons are one of integers, and nothing may ask for the positions
+// again. That holds for the frontier's time once its release starts: it
+// is complete, so no message about it can be a violation naming one of
+// its updates; a push while its release is owed finishes the release
+// first; it is never shed; and MarshalBinary refuses while a release is
+// owed.
+//
+// Sorting a million updates by comparing their data was most of the time
+// a one-time stream of a million updates took to release
+// (BenchmarkReceiverOneBigTime); integer prefixes, past the prefix all
+// the data share (`{"id":` and the like), cost a fraction of it. Sorting
+// the updates themselves, rather than keys that stand for them, costs no
+// memory: in a time of ten million updates the keys (32 bytes each, with
+// the data's place and the diff so that emitting did not read the updates
+// again at random) were 320 MB on top of the updates' 400 MB. Emitting
+// then reads the updates in order.
+func sortCanonical(a *arena, updates []heldUpdate) {
 	lcp := commonPrefix(a, updates)
-	keys := make([]sortKey, len(updates))
 	for i := range updates {
 		u := &updates[i]
-		keys[i] = sortKey{prefix: prefixAt(a.data(u), lcp), diff: u.diff, block: u.block, off: u.off, n: u.n}
+		u.setSortPrefix(prefixAt(a.data(u), lcp))
 	}
-	slices.SortFunc(keys, func(k, l sortKey) int {
-		switch {
-		case k.prefix < l.prefix:
-			return -1
-		case k.prefix > l.prefix:
-			return 1
-		}
-		if c := bytes.Compare(tail(a.at(k.block, k.off, k.n), lcp+8), tail(a.at(l.block, l.off, l.n), lcp+8)); c != 0 {
+	slices.SortFunc(updates, func(x, y heldUpdate) int {
+		if c := cmp.Compare(x.sortPrefix(), y.sortPrefix()); c != 0 {
 			return c
 		}
-		return cmp.Compare(k.diff, l.diff)
+		if c := bytes.Compare(tail(a.data(&x), lcp+8), tail(a.data(&y), lcp+8)); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.diff, y.diff)
 	})
-	return keys
 }
+
+// setSortPrefix and sortPrefix keep an update's sort prefix in its line
+// (see sortCanonical): eight bytes of its data, from the offset where the
+// data of the time's updates start to differ, big-endian (shorter data
+// padded with zeros, which sort first, as JSON has no raw zero byte).
+func (h *heldUpdate) setSortPrefix(p uint64) { h.line = int64(p) }
+func (h *heldUpdate) sortPrefix() uint64     { return uint64(h.line) }
 
 // commonPrefix returns the length of the prefix all updates' data share.
 func commonPrefix(a *arena, updates []heldUpdate) int {

@@ -9,7 +9,7 @@ import (
 	"pgregory.net/rapid"
 )
 
-// TestCanonicalOrderIsTheOrderOfDataThenDiff: the keyed sort of a big
+// TestCanonicalOrderIsTheOrderOfDataThenDiff: the prefix sort of a big
 // time gives the order of sorting the updates by data bytes, then diff,
 // whatever prefix the data share and however short they are.
 func TestCanonicalOrderIsTheOrderOfDataThenDiff(t *testing.T) {
@@ -31,9 +31,9 @@ func TestCanonicalOrderIsTheOrderOfDataThenDiff(t *testing.T) {
 		}
 		want := slices.Clone(updates)
 		slices.SortFunc(want, func(x, y heldUpdate) int { return compareHeld(&a, &x, &y) })
-		order := canonicalOrder(&a, updates)
-		for k := range order {
-			got := order[k].held()
+		sortCanonical(&a, updates)
+		for k := range updates {
+			got := updates[k]
 			if !bytes.Equal(a.data(&got), a.data(&want[k])) || got.diff != want[k].diff {
 				t.Fatalf("position %d: %s %+d, want %s %+d", k, a.data(&got), got.diff, a.data(&want[k]), want[k].diff)
 			}
