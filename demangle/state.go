@@ -154,7 +154,7 @@ func (ts *timeState) emit(a *arena, out []cdc.Message, t uint64) []cdc.Message {
 // sortForRelease puts a complete time's updates in canonical order as its
 // release starts. A big time loses its index, which nothing looks up
 // again (a push while the release is owed finishes it first): in a time
-// of ten million updates its table (256 MB) can then be collected; and
+// of ten million updates its table (128 MB) can then be collected; and
 // its updates their positions (see sortCanonical).
 func (ts *timeState) sortForRelease(a *arena) {
 	switch n := len(ts.updates); {
