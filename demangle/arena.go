@@ -31,7 +31,8 @@ type arena struct {
 const arenaBlock = 32 << 10
 
 // heldUpdate is one distinct update at a time: its diff, and its data and
-// position, in the receiver's arena.
+// position, in the receiver's arena. Once its time's release has started,
+// line holds its sort prefix instead (sortCanonical).
 type heldUpdate struct {
 	block, off, n uint32
 	src           uint32

@@ -8,40 +8,74 @@ import (
 )
 
 // sortByKeys is the number of updates beyond which a time is sorted
-// through keys (canonicalOrder) rather than by moving its updates.
+// with sort prefixes (sortCanonical) rather than by comparing data.
 const sortByKeys = 64
 
-// sortKey stands for an update in canonicalOrder: eight bytes of its
-// data, from the offset where the data of the time's updates start to
-// differ, big-endian (shorter data padded with zeros, which sort first,
-// as JSON has no raw zero byte), so that most comparisons are one of
-// integers; then what the update is (its diff and where its data lie in
-// the arena), so that what is sorted is emitted without reading the
-// time's updates again.
+// keySortMax is the number of updates up to which sortCanonical sorts
+// keys beside the updates (at most 2 MB of them, in cache) rather than the
+// updates themselves: moving 40-byte updates made a time of a thousand
+// updates sort about a sixth slower (BenchmarkReceiverManyUpdatesPerTime).
+const keySortMax = 1 << 16
+
+// sortCanonical sorts a complete time's updates in canonical order (by
+// data bytes, then diff), in place, and gives up their positions, which
+// nothing may ask for again. That holds for the frontier's time once its
+// release starts: it is complete, so no message about it can be a
+// violation naming one of its updates; a push while its release is owed
+// finishes the release first; it is never shed; and MarshalBinary
+// refuses while a release is owed.
+//
+// Sorting a million updates by comparing their data was most of the time
+// a one-time stream of a million updates took to release
+// (BenchmarkReceiverOneBigTime); integer prefixes of the data, past the
+// prefix all the data share (`{"id":` and the like), cost a fraction of
+// it. Up to keySortMax updates the prefixes go in keys that also carry
+// what an update is (sortKey), which are sorted and written back over the
+// updates; beyond, each update's line takes its prefix and the updates
+// themselves are sorted, which costs no memory: in a time of ten million
+// updates the keys were 320 MB on top of the updates' 400 MB. Either way
+// emitting then reads the updates in order.
+func sortCanonical(a *arena, updates []heldUpdate) {
+	lcp := commonPrefix(a, updates)
+	if len(updates) <= keySortMax {
+		sortThroughKeys(a, updates, lcp)
+	} else {
+		sortByPrefix(a, updates, lcp)
+	}
+}
+
+// sortByPrefix sorts updates, whose data share their first lcp bytes,
+// themselves, each one's sort prefix in its line.
+func sortByPrefix(a *arena, updates []heldUpdate, lcp int) {
+	for i := range updates {
+		u := &updates[i]
+		u.setSortPrefix(prefixAt(a.data(u), lcp))
+	}
+	slices.SortFunc(updates, func(x, y heldUpdate) int {
+		switch p, q := x.sortPrefix(), y.sortPrefix(); {
+		case p < q:
+			return -1
+		case p > q:
+			return 1
+		}
+		if c := bytes.Compare(tail(a.data(&x), lcp+8), tail(a.data(&y), lcp+8)); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.diff, y.diff)
+	})
+}
+
+// sortKey stands for an update in sortThroughKeys: its sort prefix (see
+// setSortPrefix), then its diff and where its data lie in the arena.
 type sortKey struct {
 	prefix        uint64
 	diff          int64
 	block, off, n uint32
 }
 
-// held returns the update k stands for, with its data and diff (its
-// position is not kept).
-func (k *sortKey) held() heldUpdate {
-	return heldUpdate{block: k.block, off: k.off, n: k.n, diff: k.diff}
-}
-
-// canonicalOrder returns the updates in canonical order (by data bytes,
-// then diff), as keys, without moving them. Sorting a million updates by
-// moving their 40-byte structs and comparing their data was most of the
-// time a one-time stream of a million updates took to release
-// (BenchmarkReceiverOneBigTime); keys that compare as integers, past the
-// prefix all the data share (`{"id":` and the like), cost a fraction of
-// it. The keys carry each update's data reference and diff because, in
-// canonical order, the updates are read at random: in a time of ten
-// million (400 MB of updates) reading each one again to emit it was a
-// cache miss a record, about an eighth of demangle's CPU on that time.
-func canonicalOrder(a *arena, updates []heldUpdate) []sortKey {
-	lcp := commonPrefix(a, updates)
+// sortThroughKeys sorts updates, whose data share their first lcp bytes,
+// through keys, and writes them back in order without their positions.
+func sortThroughKeys(a *arena, updates []heldUpdate, lcp int) {
 	keys := make([]sortKey, len(updates))
 	for i := range updates {
 		u := &updates[i]
@@ -59,8 +93,17 @@ func canonicalOrder(a *arena, updates []heldUpdate) []sortKey {
 		}
 		return cmp.Compare(k.diff, l.diff)
 	})
-	return keys
+	for i, k := range keys {
+		updates[i] = heldUpdate{block: k.block, off: k.off, n: k.n, diff: k.diff}
+	}
 }
+
+// setSortPrefix and sortPrefix keep an update's sort prefix in its line
+// (see sortCanonical): eight bytes of its data, from the offset where the
+// data of the time's updates start to differ, big-endian (shorter data
+// padded with zeros, which sort first, as JSON has no raw zero byte).
+func (h *heldUpdate) setSortPrefix(p uint64) { h.line = int64(p) }
+func (h *heldUpdate) sortPrefix() uint64     { return uint64(h.line) }
 
 // commonPrefix returns the length of the prefix all updates' data share.
 func commonPrefix(a *arena, updates []heldUpdate) int {

@@ -9,8 +9,9 @@ import (
 	"pgregory.net/rapid"
 )
 
-// TestCanonicalOrderIsTheOrderOfDataThenDiff: the keyed sort of a big
-// time gives the order of sorting the updates by data bytes, then diff,
+// TestCanonicalOrderIsTheOrderOfDataThenDiff: both ways of sorting a big
+// time (through keys, and the updates themselves by the prefix in their
+// line) give the order of sorting the updates by data bytes, then diff,
 // whatever prefix the data share and however short they are.
 func TestCanonicalOrderIsTheOrderOfDataThenDiff(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
@@ -31,9 +32,11 @@ func TestCanonicalOrderIsTheOrderOfDataThenDiff(t *testing.T) {
 		}
 		want := slices.Clone(updates)
 		slices.SortFunc(want, func(x, y heldUpdate) int { return compareHeld(&a, &x, &y) })
-		order := canonicalOrder(&a, updates)
-		for k := range order {
-			got := order[k].held()
+		sorts := map[string]func(*arena, []heldUpdate, int){"keys": sortThroughKeys, "prefix": sortByPrefix}
+		how := rapid.SampledFrom([]string{"keys", "prefix"}).Draw(t, "how")
+		sorts[how](&a, updates, commonPrefix(&a, updates))
+		for k := range updates {
+			got := updates[k]
 			if !bytes.Equal(a.data(&got), a.data(&want[k])) || got.diff != want[k].diff {
 				t.Fatalf("position %d: %s %+d, want %s %+d", k, a.data(&got), got.diff, a.data(&want[k]), want[k].diff)
 			}

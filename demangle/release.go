@@ -29,14 +29,15 @@ import (
 // releasing is the state of a step under way: where it started, where
 // the current statement's counts start in the count slab and where it
 // will be cut, how far the frontier time's updates have been emitted
-// (next, in the order given by order, or in place for a small time), and
-// since, the update records emitted after the last statement.
+// (next, in canonical order), and
+// since, the update records emitted after the last statement. sorted is
+// set once the frontier time's updates are in canonical order.
 type releasing struct {
 	active bool
 	old    uint64
 	start  int
 	split  stepSplit
-	order  []sortKey
+	sorted bool
 	next   int
 	since  uint64
 }
@@ -120,13 +121,9 @@ func (r *Receiver) emitTime(ts *timeState, out []cdc.Message, b *outBudget) ([]c
 		st.since += uint64(n)
 		return ts.emit(&r.arena, out, r.frontier), true
 	}
-	if st.next == 0 && st.order == nil {
-		if n > sortByKeys {
-			ts.dropIndex()
-			st.order = canonicalOrder(&r.arena, ts.updates)
-		} else if n > 1 {
-			ts.sortInPlace(&r.arena)
-		}
+	if !st.sorted {
+		ts.sortForRelease(&r.arena)
+		st.sorted = true
 	}
 	for st.next < n {
 		if b.skip > 0 {
@@ -146,13 +143,7 @@ func (r *Receiver) emitTime(ts *timeState, out []cdc.Message, b *outBudget) ([]c
 		}
 		out = slices.Grow(out, end-st.next)
 		for ; st.next < end; st.next++ {
-			var u *heldUpdate
-			if st.order != nil {
-				h := st.order[st.next].held()
-				u = &h
-			} else {
-				u = &ts.updates[st.next]
-			}
+			u := &ts.updates[st.next]
 			out = append(out, r.arena.message(u, r.frontier))
 			b.used += int(u.n) + 8
 			st.since++
@@ -162,6 +153,6 @@ func (r *Receiver) emitTime(ts *timeState, out []cdc.Message, b *outBudget) ([]c
 			}
 		}
 	}
-	st.order, st.next = nil, 0
+	st.sorted, st.next = false, 0
 	return out, true
 }

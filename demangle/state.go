@@ -144,33 +144,26 @@ func (ts *timeState) add(a *arena, h heldUpdate, pr probe) int64 {
 // then by diff.
 func (ts *timeState) emit(a *arena, out []cdc.Message, t uint64) []cdc.Message {
 	out = slices.Grow(out, len(ts.updates)) // a big time would grow it step by step
-	if len(ts.updates) > sortByKeys {
-		ts.dropIndex()
-		for _, k := range canonicalOrder(a, ts.updates) {
-			h := k.held()
-			out = append(out, a.message(&h, t))
-		}
-		return out
-	}
-	if len(ts.updates) > 1 {
-		ts.sortInPlace(a)
-	}
+	ts.sortForRelease(a)
 	for i := range ts.updates {
 		out = append(out, a.message(&ts.updates[i], t))
 	}
 	return out
 }
 
-// dropIndex lets a complete time's index go as its release starts:
-// nothing is looked up in it again (a push while the release is owed
-// finishes it first), and in a time of ten million updates its table
-// (256 MB) can then be collected before the release's sort keys (320 MB)
-// are made.
-func (ts *timeState) dropIndex() { ts.index = nil }
-
-// sortInPlace sorts a small time's updates canonically, moving them.
-func (ts *timeState) sortInPlace(a *arena) {
-	slices.SortFunc(ts.updates, func(x, y heldUpdate) int { return compareHeld(a, &x, &y) })
+// sortForRelease puts a complete time's updates in canonical order as its
+// release starts. A big time loses its index, which nothing looks up
+// again (a push while the release is owed finishes it first): in a time
+// of ten million updates its table (128 MB) can then be collected; and
+// its updates their positions (see sortCanonical).
+func (ts *timeState) sortForRelease(a *arena) {
+	switch n := len(ts.updates); {
+	case n > sortByKeys:
+		ts.index = nil
+		sortCanonical(a, ts.updates)
+	case n > 1:
+		slices.SortFunc(ts.updates, func(x, y heldUpdate) int { return compareHeld(a, &x, &y) })
+	}
 }
 
 // compareHeld orders updates canonically: by data bytes, then diff.
