@@ -306,15 +306,12 @@ func (p *Processor) apply(w *work) (rest []*request) {
 			}
 			if full && owner != nil {
 				// Still owed: this part counts in the request's sofar.
-				rest = slices.Clone(w.reqs[i:])
-				w.reqs, w.results, w.errs, w.split = w.reqs[:i+1], w.results[:i+1], w.errs[:i+1], true
+				rest = w.endAt(i, true)
 				break
 			}
 		}
 		if full {
-			// A copy: recycle clears w.reqs while the next batch runs.
-			rest = slices.Clone(w.reqs[i:])
-			w.reqs, w.results, w.errs = w.reqs[:i], w.results[:i], w.errs[:i]
+			rest = w.endAt(i, false)
 			break
 		}
 		res := &w.results[i]
@@ -331,8 +328,7 @@ func (p *Processor) apply(w *work) (rest []*request) {
 		}
 		if !done {
 			w.msgs += r.next - start
-			rest = slices.Clone(w.reqs[i:])
-			w.reqs, w.results, w.errs, w.split = w.reqs[:i+1], w.results[:i+1], w.errs[:i+1], true
+			rest = w.endAt(i, true)
 			break
 		}
 		w.msgs += len(r.Msgs) - start + len(r.Rejects)
@@ -369,6 +365,20 @@ func (p *Processor) apply(w *work) (rest []*request) {
 	p.cp.NextBatch++
 	w.cp = p.cp.clone()
 	w.status = captureReceiver(p.recv)
+	return rest
+}
+
+// endAt ends w at its request i and returns the requests from i on, for
+// the next batch (a copy: recycle clears w.reqs while the next batch
+// runs). With split, request i, part of it applied in w, stays in w too:
+// it goes on in the next batch, which delivers its result (w.split).
+func (w *work) endAt(i int, split bool) (rest []*request) {
+	rest = slices.Clone(w.reqs[i:])
+	n := i
+	if split {
+		n = i + 1
+	}
+	w.reqs, w.results, w.errs, w.split = w.reqs[:n], w.results[:n], w.errs[:n], split
 	return rest
 }
 
