@@ -7,9 +7,9 @@ import (
 	"slices"
 )
 
-// sortByKeys is the number of updates beyond which a time is sorted
+// prefixSortMin is the number of updates beyond which a time is sorted
 // with sort prefixes (sortCanonical) rather than by comparing data.
-const sortByKeys = 64
+const prefixSortMin = 64
 
 // keySortMax is the number of updates up to which sortCanonical sorts
 // keys beside the updates (at most 2 MB of them, in cache) rather than the

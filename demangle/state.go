@@ -158,7 +158,7 @@ func (ts *timeState) emit(a *arena, out []cdc.Message, t uint64) []cdc.Message {
 // its updates their positions (see sortCanonical).
 func (ts *timeState) sortForRelease(a *arena) {
 	switch n := len(ts.updates); {
-	case n > sortByKeys:
+	case n > prefixSortMin:
 		ts.index = nil
 		sortCanonical(a, ts.updates)
 	case n > 1:

@@ -116,8 +116,9 @@ func (l Log) DeleteBelow(tx *bolt.Tx, t uint64) (int, error) {
 // by a walk over the index records kept (see ReadStatsReleasing for
 // release), which then gives every figure. So a gc of the log's oldest
 // chunks, which usually hold its smallest time, costs a walk over what
-// it keeps: the figures of a status, read far more often, cost nothing. On an error *s is unchanged (the transaction is then to be
-// rolled back).
+// it keeps: the figures of a status, read far more often, cost nothing.
+// On an error *s is unchanged (the transaction is then to be rolled
+// back).
 func (l Log) DeleteBelowUpdating(tx *bolt.Tx, t uint64, s *Stats, release func()) (int, error) {
 	wal, seq, err := buckets(tx)
 	if err != nil {
