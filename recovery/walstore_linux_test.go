@@ -5,34 +5,13 @@ package recovery
 import (
 	"bytes"
 	"encoding/binary"
-	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 
+	"github.com/cdclog/cdclog/internal/proctest"
 	"github.com/cdclog/cdclog/store"
 	bolt "go.etcd.io/bbolt"
 )
-
-// rssFileKiB returns the process's resident file-backed memory.
-func rssFileKiB(t *testing.T) int {
-	t.Helper()
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		t.Skip("no /proc/self/status:", err)
-	}
-	for _, line := range bytes.Split(b, []byte("\n")) {
-		if v, ok := bytes.CutPrefix(line, []byte("RssFile:")); ok {
-			n, err := strconv.Atoi(string(bytes.Fields(v)[0]))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return n
-		}
-	}
-	t.Skip("no RssFile in /proc/self/status")
-	return 0
-}
 
 func TestLoadDropsTheMappedPagesOnceItHasReadEnoughChunks(t *testing.T) {
 	db, err := store.Open(filepath.Join(t.TempDir(), "x.db"), store.Options{NoSync: true})
@@ -66,13 +45,13 @@ func TestLoadDropsTheMappedPagesOnceItHasReadEnoughChunks(t *testing.T) {
 	}
 	err = db.View(func(tx *bolt.Tx) error {
 		readAll(tx)
-		before := rssFileKiB(t)
+		before := proctest.RssFileKiB(t)
 		s.releaseLoaded(releaseLoadedEvery - 1)
-		if kept := rssFileKiB(t); before-kept > 8<<10 {
+		if kept := proctest.RssFileKiB(t); before-kept > 8<<10 {
 			t.Errorf("RssFile %d KiB, then %d after fewer than %d chunks: released too soon", before, kept, releaseLoadedEvery)
 		}
 		s.releaseLoaded(1)
-		if after := rssFileKiB(t); before-after < 16<<10 {
+		if after := proctest.RssFileKiB(t); before-after < 16<<10 {
 			t.Errorf("RssFile %d KiB, then %d after %d chunks: want at least 16 MiB less", before, after, releaseLoadedEvery)
 		}
 		if s.loaded != 0 {

@@ -7,31 +7,12 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
-	"strconv"
 	"syscall"
 	"testing"
 
+	"github.com/cdclog/cdclog/internal/proctest"
 	bolt "go.etcd.io/bbolt"
 )
-
-// rssFile returns the process's resident file-backed memory, in KiB.
-func rssFile(t *testing.T) int {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		t.Skip("no /proc/self/status:", err)
-	}
-	for _, line := range bytes.Split(b, []byte("\n")) {
-		if v, ok := bytes.CutPrefix(line, []byte("RssFile:")); ok {
-			n, err := strconv.Atoi(string(bytes.Fields(v)[0]))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return n
-		}
-	}
-	t.Skip("no RssFile in /proc/self/status")
-	return 0
-}
 
 func TestReleaseMappedDropsTouchedPagesAndKeepsDataReadable(t *testing.T) {
 	db, err := Open(filepath.Join(t.TempDir(), "x.db"), Options{NoSync: true})
@@ -76,11 +57,11 @@ func TestReleaseMappedDropsTouchedPagesAndKeepsDataReadable(t *testing.T) {
 		tx   func(func(*bolt.Tx) error) error
 	}{{"Update", db.Update}, {"View", db.View}} {
 		readAll() // maps every page of the file
-		before := rssFile(t)
+		before := proctest.RssFileKiB(t)
 		if err := in.tx(func(*bolt.Tx) error { return db.ReleaseMapped() }); err != nil {
 			t.Fatal(in.name, err)
 		}
-		after := rssFile(t)
+		after := proctest.RssFileKiB(t)
 		if before-after < 16<<10 {
 			t.Fatalf("%s: RssFile %d KiB before the release, %d after: want at least 16 MiB less", in.name, before, after)
 		}
