@@ -89,8 +89,8 @@ func runDemangle(c *cli.Context) (err error) {
 			prog.Batch(p.Offset, p.Messages, func() (uint64, bool) { return p.Frontier, p.Done })
 		}
 	}
-	if q.w != nil {
-		o.Quarantine = q
+	if q.f != nil {
+		o.Quarantine = q.f
 	}
 	res, runErr := clean.Stream(c.Context, cdc.NewReader(in, e.inFormat, name), cdc.NewWriter(e.stdout, e.outFormat), o)
 	prog.Finish()

@@ -119,8 +119,8 @@ func runMerge(c *cli.Context) error {
 		p = progress.NewCounter(e.stderr, "merged", start)
 	}
 	mo := ordering.MergeOptions{OnError: opts.policy, Log: e.log, Progress: p.Draw}
-	if rejects.w != nil {
-		mo.Quarantine = rejects
+	if rejects.f != nil {
+		mo.Quarantine = rejects.f
 	}
 	stats, err := ordering.MergeJSONL(c.Context, shards, e.stdout, mo)
 	if qerr := rejects.close(); err == nil {
