@@ -23,7 +23,7 @@ import (
 type ingester struct {
 	e       *env
 	p       *recovery.Processor
-	inputs  *ingestInputs
+	inputs  *relay.Inputs
 	started time.Time
 	read    atomic.Uint64
 	res     relay.Result
@@ -33,9 +33,9 @@ type ingester struct {
 	plog    *progress.Logger // nil when stderr is a terminal, or off
 }
 
-func newIngester(e *env, p *recovery.Processor, inputs *ingestInputs, every time.Duration) *ingester {
+func newIngester(e *env, p *recovery.Processor, inputs *relay.Inputs, every time.Duration) *ingester {
 	in := &ingester{e: e, p: p, inputs: inputs, started: time.Now()}
-	in.prog = newInputProgress(e, "ingest", inputs.names)
+	in.prog = newInputProgress(e, "ingest", inputs.Names)
 	if in.prog == nil {
 		in.plog = startProgressLog(e, "ingest progress", every, in.progressAttrs)
 	}
@@ -45,7 +45,7 @@ func newIngester(e *env, p *recovery.Processor, inputs *ingestInputs, every time
 // run ingests the inputs, forwarding the output to sink when there is
 // one; the first error stops it.
 func (in *ingester) run(ctx context.Context, sink *sinkSpec, maxLag uint64, drain time.Duration) error {
-	r := &relay.Run{InTurn: in.wrap(in.inputs.inTurn), Endless: in.wrap(in.inputs.endless),
+	r := &relay.Run{InTurn: in.wrap(in.inputs.InTurn), Endless: in.wrap(in.inputs.Endless),
 		Options: in.options, MaxSinkLag: maxLag, DrainTimeout: drain, Logger: in.e.log}
 	if sink != nil {
 		in.sink = sink.sink(in.p)
