@@ -117,17 +117,13 @@ func (in *ingester) report(db string, st recovery.Status, stErr error, sig os.Si
 	elapsed := time.Since(in.started)
 	read := in.read.Load()
 	rate := float64(read) / max(elapsed.Seconds(), 1e-9)
-	res := in.res.Committed
-	attrs := []slog.Attr{slog.String("db", db), slog.Uint64("messages", read), slog.Any("accepted", res.Accepted),
-		slog.Any("duplicates", res.Duplicates), slog.Any("stale", res.Stale),
-		slog.Any("skipped", res.Skipped), slog.Any("quarantined", res.Quarantined),
-		slog.Any("records_out", res.Output)}
+	attrs := append([]slog.Attr{slog.String("db", db), slog.Uint64("messages", read)}, in.res.Committed.LogAttrs()...)
 	if in.sink != nil {
 		attrs = append(attrs, slog.String("sink", in.sink.Name()), slog.Uint64("sink_acked", in.sink.Forwarder().Acked()),
 			slog.Uint64("sink_unsent", in.res.Unsent))
 	}
 	if stErr == nil {
-		attrs = append(attrs, frontierAttrs(st.Frontier, st.Complete, st.Waiting, st.Reason)...)
+		attrs = append(attrs, st.LogAttrs()...)
 		attrs = append(attrs, slog.Int("pending_updates", st.PendingUpdates))
 	}
 	attrs = append(attrs, slog.Duration("elapsed", elapsed.Round(time.Millisecond)), slog.String("msgs_per_s", fmt.Sprintf("%.0f", rate)))
