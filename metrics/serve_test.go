@@ -10,13 +10,21 @@ import (
 	"testing"
 )
 
-func TestListenAndServeLogsTheURLAndServesThereUntilStopped(t *testing.T) {
+// listenLogged runs ListenAndServe on addr with metrics that log to the
+// returned buffer.
+func listenLogged(t *testing.T, addr string) (*Metrics, *bytes.Buffer, func()) {
+	t.Helper()
 	var log bytes.Buffer
 	m := New(slog.New(slog.NewTextHandler(&log, nil)))
-	stop, err := m.ListenAndServe("127.0.0.1:0")
+	stop, err := m.ListenAndServe(addr)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return m, &log, stop
+}
+
+func TestListenAndServeLogsTheURLAndServesThereUntilStopped(t *testing.T) {
+	_, log, stop := listenLogged(t, "127.0.0.1:0")
 	url := regexp.MustCompile(`url=(\S+)`).FindStringSubmatch(log.String())
 	if url == nil || strings.Contains(log.String(), "WARN") {
 		t.Fatalf("log %q: want the URL and no warning on loopback", log.String())
@@ -31,12 +39,7 @@ func TestListenAndServeLogsTheURLAndServesThereUntilStopped(t *testing.T) {
 }
 
 func TestListenAndServeWarnsOfAWideAddressAndRefusesABadOne(t *testing.T) {
-	var log bytes.Buffer
-	m := New(slog.New(slog.NewTextHandler(&log, nil)))
-	stop, err := m.ListenAndServe("0.0.0.0:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, log, stop := listenLogged(t, "0.0.0.0:0")
 	stop()
 	if !strings.Contains(log.String(), "level=WARN msg=\"metrics are served beyond the loopback interface, without authentication\"") {
 		t.Errorf("log %q: want a warning for 0.0.0.0", log.String())
