@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/cdclog/cdclog/recovery"
@@ -137,11 +136,4 @@ func ignoreLimit(err error) error {
 		return nil
 	}
 	return err
-}
-
-// closeReader closes r, keeping the first error.
-func closeReader(r io.Closer, err *error) {
-	if cerr := r.Close(); *err == nil && cerr != nil {
-		*err = withCode(exitFailure, cerr)
-	}
 }
