@@ -123,17 +123,3 @@ func writeStdout(e *env, fn func(w *bufio.Writer) error) error {
 	}
 	return err
 }
-
-// errLimit stops a scan once --limit items were shown.
-var errLimit = errors.New("limit reached")
-
-// limitReached reports whether n items reach limit (0: no limit).
-func limitReached(n, limit uint64) bool { return limit > 0 && n >= limit }
-
-// ignoreLimit treats errLimit as success.
-func ignoreLimit(err error) error {
-	if errors.Is(err, errLimit) {
-		return nil
-	}
-	return err
-}
