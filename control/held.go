@@ -65,7 +65,7 @@ var ErrUnanswered = errors.New("the running cdclog stopped before answering")
 // once the holder has let go (recovery.OpenReader, up to timeout). It is
 // how cdclog inspect and replay read a database whichever process holds
 // it.
-func Read(path string, timeout time.Duration, held func(*Client), fn func(View) error) (err error) {
+func Read(path string, timeout time.Duration, held func(*Client), fn func(View) error) error {
 	v, err := OpenView(path, timeout)
 	if err != nil {
 		return err
