@@ -13,11 +13,13 @@
 // cdclog inspect answers the same way whether the database is at rest or
 // held (Dial gives a Client with Reader's methods).
 //
-// OpenView, GC and DeleteConsumer (held.go) are what cdclog inspect,
-// replay, gc and consumer delete do with a database whichever process
-// holds it: OpenView reads the file when it is free and asks the holder
-// otherwise (both are a View); GC compacts at rest, or has the holder drop
-// the same online; DeleteConsumer deletes at rest or in the holder.
+// OpenView, Read, GC and DeleteConsumer (held.go) are what cdclog
+// inspect, replay, gc and consumer delete do with a database whichever
+// process holds it: OpenView reads the file when it is free and asks the
+// holder otherwise (both are a View); Read does so for one function, and
+// reads the file when the holder stops before the function gave anything
+// (ErrUnanswered); GC compacts at rest, or has the holder drop the same
+// online; DeleteConsumer deletes at rest or in the holder.
 //
 // The protocol is HTTP/1.1 over the socket, JSON: one object for a
 // status or an info request, JSON Lines for a scan, each line {"item":

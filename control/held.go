@@ -50,6 +50,43 @@ func OpenView(path string, timeout time.Duration) (View, error) {
 	return r, nil
 }
 
+// ErrUnanswered is what a function given to Read returns (wrapped or
+// not) when its View's process stopped (ErrGone) before the function gave
+// anything: Read then calls it again with the database file. Once
+// something was given, the process's going is an error like any other.
+var ErrUnanswered = errors.New("the running cdclog stopped before answering")
+
+// Read calls fn with a View of the database at path, as OpenView opens it
+// (waiting up to timeout for a holder without a control socket), and
+// closes the view, returning fn's error or else Close's. When a running
+// cdclog answers, held (unless nil) is called with its Client first. When
+// fn returns an error wrapping ErrUnanswered, the holder stopped before
+// fn gave anything: fn is called again with the file, opened read-only
+// once the holder has let go (recovery.OpenReader, up to timeout). It is
+// how cdclog inspect and replay read a database whichever process holds
+// it.
+func Read(path string, timeout time.Duration, held func(*Client), fn func(View) error) error {
+	v, err := OpenView(path, timeout)
+	if err != nil {
+		return err
+	}
+	if cl, ok := v.(*Client); ok && held != nil {
+		held(cl)
+	}
+	err = fn(v)
+	if errors.Is(err, ErrUnanswered) {
+		v.Close()
+		if v, err = recovery.OpenReader(path, timeout); err != nil {
+			return err
+		}
+		err = fn(v)
+	}
+	if cerr := v.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
 // GC drops from the database at path what recovery.GC drops, at rest,
 // compacting the file unless o.NoCompact. While a running cdclog holds
 // the database, that process drops the same online, without compacting

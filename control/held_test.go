@@ -3,8 +3,10 @@ package control
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/cdclog/cdclog/recovery"
@@ -95,5 +97,59 @@ func TestDeleteConsumerAsksTheHolderAndDeletesAtRestOtherwise(t *testing.T) {
 	defer r.Close()
 	if cs, _ := r.Consumers(); len(cs) != 0 {
 		t.Fatalf("consumers after deleting billing at rest: %+v", cs)
+	}
+}
+
+func TestReadAsksTheHolderAndReadsTheFileWhenItStopsBeforeAnswering(t *testing.T) {
+	dir := t.TempDir()
+	p, s, db := running(t, dir, stream(20))
+	var heldBy *Client
+	var views []string
+	err := Read(db, 0, func(cl *Client) { heldBy = cl }, func(v View) error {
+		switch v.(type) {
+		case *Client:
+			views = append(views, "client")
+			s.Close() // the holder stops before this read gave anything
+			p.Close()
+			return fmt.Errorf("status: %w", ErrUnanswered)
+		case *recovery.Reader:
+			views = append(views, "file")
+			if f, _ := v.Frontier(); f != 20 {
+				return fmt.Errorf("frontier %d from the file, want 20", f)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if heldBy == nil || heldBy.Info().PID != os.Getpid() || !slices.Equal(views, []string{"client", "file"}) {
+		t.Fatalf("held by %v, views %q: want the holder asked, then the file read", heldBy, views)
+	}
+	// At rest: the file at once, and no holder.
+	heldBy, views = nil, nil
+	if err := Read(db, 0, func(cl *Client) { heldBy = cl }, func(v View) error {
+		if _, ok := v.(*recovery.Reader); !ok {
+			return fmt.Errorf("a database at rest read as %T", v)
+		}
+		return nil
+	}); err != nil || heldBy != nil {
+		t.Fatalf("Read at rest: %v, held by %v", err, heldBy)
+	}
+}
+
+func TestReadReturnsTheFunctionsErrorAndTheOpeningsError(t *testing.T) {
+	dir := t.TempDir()
+	p, s, db := running(t, dir, stream(5))
+	s.Close()
+	p.Close()
+	boom := errors.New("boom")
+	if err := Read(db, 0, nil, func(View) error { return boom }); !errors.Is(err, boom) {
+		t.Errorf("Read = %v, want fn's error", err)
+	}
+	called := false
+	err := Read(filepath.Join(dir, "none.db"), 0, nil, func(View) error { called = true; return nil })
+	if !errors.Is(err, recovery.ErrNotExist) || called {
+		t.Errorf("Read of a missing database = %v (fn called: %v), want recovery.ErrNotExist", err, called)
 	}
 }

@@ -30,9 +30,10 @@ func (o *Options) log() *slog.Logger {
 
 // ErrGone is returned by a view whose running process (a control.Client)
 // stopped before the view wrote anything: the caller may open the
-// database file, free now, and write the view from it. Once something
-// was written, the process's going is an error like any other.
-var ErrGone = errors.New("the running cdclog stopped before answering")
+// database file, free now, and write the view from it (control.Read
+// does). Once something was written, the process's going is an error
+// like any other. It is control.ErrUnanswered.
+var ErrGone = control.ErrUnanswered
 
 // view is one of the views, reduced to its own logic: show does what
 // they share (pick text or JSON, apply the limit, write). T is the view's

@@ -320,14 +320,16 @@
 //	livestream.go  Options.Live, written at least once
 //	sink*.go       the output file: FileSink, its writer goroutine, the
 //	               checks and catch-up at Open (sinkrecovery.go), the
-//	               record scan and the tail CRC those use
+//	               record scan and the tail CRC those use; OpenOutput
+//	               (sinkopen.go): a path as the file or a stream
 //	consumer.go    Consumer; consumers.go: their positions, list, delete
 //	retention.go   Retention, the output floor and the time marks
 //	quarantine.go  the quarantine bucket, one record per reject
 //	gc.go          GC offline and Processor.GC
 //	reader.go      Reader: read-only views, the stored output (replay)
 //	rederive.go    Reader.Rederive and Verify: the output anew from the WAL
-//	status.go      Status and Frontier; status_json.go its JSON
+//	status.go      Status, Frontier and their log fields; status_json.go
+//	               its JSON
 //	check.go       Check (cdclog check); check_output.go, crosscheck.go
 //	observer.go    Observer and BatchStats
 //	errors.go      the errors callers tell apart

@@ -3,6 +3,7 @@ package recovery
 import (
 	"context"
 	"fmt"
+	"log/slog"
 
 	"github.com/cdclog/cdclog/cdc"
 )
@@ -120,4 +121,13 @@ func (w *Pending) Done() <-chan struct{} { return w.done }
 func (w *Pending) finish(res Result, err error) {
 	w.res, w.err = res, err
 	close(w.done)
+}
+
+// LogAttrs are the log fields that say what became of the messages:
+// accepted, duplicates, stale, skipped, quarantined, and records_out (the
+// output records released), as cdclog ingest and serve log them.
+func (r *Result) LogAttrs() []slog.Attr {
+	return []slog.Attr{slog.Int("accepted", r.Accepted), slog.Int("duplicates", r.Duplicates),
+		slog.Int("stale", r.Stale), slog.Int("skipped", r.Skipped), slog.Int("quarantined", r.Quarantined),
+		slog.Int("records_out", r.Output)}
 }

@@ -1,10 +1,12 @@
 package recovery
 
 import (
+	"log/slog"
 	"os"
 	"time"
 
 	"github.com/cdclog/cdclog/demangle"
+	"github.com/cdclog/cdclog/internal/logattr"
 	"github.com/cdclog/cdclog/store"
 	"github.com/cdclog/cdclog/wal"
 	bolt "go.etcd.io/bbolt"
@@ -207,4 +209,12 @@ func (p *Processor) Frontier() (t uint64, complete bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.committed.Frontier, p.committed.Done
+}
+
+// LogAttrs are the log fields that say where the stream stands, named as
+// in Status's JSON: frontier, complete, waiting and reason, or only
+// complete=true once every time is. cdclog ingest and serve end their
+// summary line with them.
+func (s *Status) LogAttrs() []slog.Attr {
+	return logattr.Frontier(s.Frontier, s.Complete, s.Waiting, s.Reason)
 }

@@ -7,7 +7,10 @@
 // # Inputs
 //
 // Source and Output build a broker source (recovery.Source) and output
-// (broker.Output) from a parsed URL (broker.Endpoint). Run reads its
+// (broker.Output) from a parsed URL (broker.Endpoint). ParseInputs and
+// InputList.Open turn a list of input names, as ingest takes them (file
+// paths, "-" for stdin, broker URLs), into Run's inputs, refusing an input
+// given twice. Run reads its
 // InTurn inputs one after the other, each to its end (files, stdin), then
 // its Endless ones (broker inputs, a followed file) concurrently, each by
 // its own Processor.Ingest, until the context ends or one of them fails,

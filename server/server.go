@@ -202,3 +202,11 @@ func (s *Server) streamContext(r *http.Request) (context.Context, context.Cancel
 
 // serveMetrics serves Options.Metrics.
 func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) { s.o.Metrics.ServeHTTP(w, r) }
+
+// LogAttrs are the log fields of what the appends did: appends, refused,
+// messages, then what became of the messages (recovery.Result.LogAttrs),
+// as cdclog serve logs them when it stops.
+func (s *Stats) LogAttrs() []slog.Attr {
+	return append([]slog.Attr{slog.Uint64("appends", s.Appends), slog.Uint64("refused", s.Refused),
+		slog.Uint64("messages", s.Messages)}, s.Totals.LogAttrs()...)
+}

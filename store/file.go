@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cdclog/cdclog/internal/dirsync"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -225,17 +226,7 @@ func removeStale(real string) {
 
 // SyncDir makes the directory's entries durable: a created or renamed
 // file is not on disk until its directory is.
-func SyncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync directory %s: %w", dir, err)
-	}
-	return nil
-}
+func SyncDir(dir string) error { return dirsync.Sync(dir) }
 
 // pathless returns the error of a *fs.PathError without its path, for
 // errors that Open prefixes with the database's path already.

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 
 	"github.com/cdclog/cdclog/cdc"
 	"github.com/cdclog/cdclog/clean"
@@ -89,8 +88,8 @@ func runDemangle(c *cli.Context) (err error) {
 			prog.Batch(p.Offset, p.Messages, func() (uint64, bool) { return p.Frontier, p.Done })
 		}
 	}
-	if q.w != nil {
-		o.Quarantine = q
+	if q.f != nil {
+		o.Quarantine = q.f
 	}
 	res, runErr := clean.Stream(c.Context, cdc.NewReader(in, e.inFormat, name), cdc.NewWriter(e.stdout, e.outFormat), o)
 	prog.Finish()
@@ -117,11 +116,5 @@ func demangleError(err error) error {
 
 // reportDemangle logs demangle's one summary line.
 func reportDemangle(e *env, res *clean.Result) {
-	attrs := []slog.Attr{slog.Uint64("messages", res.Messages), slog.Uint64("records_out", res.Records),
-		slog.Uint64("duplicates", res.Stats.Duplicates), slog.Uint64("stale", res.Stats.Stale), slog.Uint64("rejected", res.Rejected),
-		slog.Int("pending_times", res.PendingTimes), slog.Int("pending_updates", res.PendingUpdates)}
-	if res.PendingBeyond > 0 {
-		attrs = append(attrs, slog.Int64("pending_beyond_memory", res.PendingBeyond))
-	}
-	logSummary(e, "demangle finished", append(attrs, stuckAttrs(res.Stuck)...)...)
+	logSummary(e, "demangle finished", res.LogAttrs()...)
 }

@@ -148,7 +148,7 @@ func runIngest(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	defer inputs.close()
+	defer inputs.Close()
 	mx, err := startMetrics(e, c.String("metrics"))
 	if err != nil {
 		return err

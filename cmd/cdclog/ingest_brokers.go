@@ -1,7 +1,7 @@
 package main
 
 import (
-	"strings"
+	"errors"
 	"time"
 
 	"github.com/cdclog/cdclog/broker"
@@ -41,73 +41,31 @@ func sinkFlags() []cli.Flag {
 	}
 }
 
-// ingestInputs are ingest's inputs, as relay.Run reads them: files and
-// stdin in turn, then broker inputs and a followed file concurrently.
-type ingestInputs struct {
-	inTurn, endless []recovery.Source
-	// names are the inputs' names for the progress display: the paths,
-	// "-" for stdin and broker inputs (no size).
-	names []string
-}
-
-func (in *ingestInputs) close() {
-	sources(in.inTurn).close()
-	sources(in.endless).close()
-}
-
 // openIngestInputs opens every input that --from and the FILE arguments
 // name (stdin when none), before anything is ingested or created, so that
-// a missing file or a bad URL stops the run first.
-func openIngestInputs(c *cli.Context, e *env) (*ingestInputs, error) {
-	var files []string
-	var eps []broker.Endpoint
-	seen := map[string]bool{}
-	for _, name := range append(c.StringSlice("from"), c.Args().Slice()...) {
-		if !strings.Contains(name, "://") {
-			files = append(files, name)
-			continue
-		}
-		ep, err := broker.Parse(name)
-		if err != nil {
-			return nil, usageError("ingest: %v", err)
-		}
-		if seen[ep.Name()] {
-			return nil, usageError("ingest: input %s is given twice (each input commits one position)", ep.Name())
-		}
-		seen[ep.Name()] = true
-		eps = append(eps, ep)
+// a missing file or a bad URL stops the run first (relay.ParseInputs and
+// InputList.Open).
+func openIngestInputs(c *cli.Context, e *env) (*relay.Inputs, error) {
+	list, err := relay.ParseInputs(append(c.StringSlice("from"), c.Args().Slice()...))
+	if err != nil {
+		return nil, usageError("ingest: %v", err)
 	}
-	if len(files) == 0 && len(eps) == 0 {
-		files = []string{"-"}
-	}
-	if err := checkBrokerInputFlags(c, eps); err != nil {
+	if err := checkBrokerInputFlags(c, list.Brokers); err != nil {
 		return nil, err
 	}
 	follow := c.Bool("follow")
-	if follow && (len(files) != 1 || files[0] == "-") {
+	if follow && (len(list.Files) != 1 || list.Files[0] == "-") {
 		return nil, usageError("--follow reads one regular FILE: give exactly one")
 	}
-	srcs, err := openSources(e, files, follow)
-	if err != nil {
-		return nil, err
-	}
-	in := &ingestInputs{names: files}
-	if follow {
-		in.endless = srcs
-	} else {
-		in.inTurn = srcs
-	}
-	for _, ep := range eps {
-		src, err := relay.Source(ep, relay.SourceOptions{
-			Format: e.inFormat, AllowGap: c.Bool("allow-gap"), CommitGroup: c.String("commit-group"),
-			PartitionCheck: c.Duration("partition-check"), Logger: e.log,
-		})
-		if err != nil {
-			in.close()
-			return nil, usageError("ingest: %v", err)
-		}
-		in.endless = append(in.endless, src)
-		in.names = append(in.names, "-")
+	in, err := list.Open(relay.InputOptions{Stdin: e.stdin, Follow: follow, Source: relay.SourceOptions{
+		Format: e.inFormat, AllowGap: c.Bool("allow-gap"), CommitGroup: c.String("commit-group"),
+		PartitionCheck: c.Duration("partition-check"), Logger: e.log,
+	}})
+	switch {
+	case errors.Is(err, relay.ErrOption):
+		return nil, usageError("ingest: %v", err)
+	case err != nil:
+		return nil, withCode(exitFailure, err)
 	}
 	return in, nil
 }

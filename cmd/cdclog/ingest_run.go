@@ -23,7 +23,7 @@ import (
 type ingester struct {
 	e       *env
 	p       *recovery.Processor
-	inputs  *ingestInputs
+	inputs  *relay.Inputs
 	started time.Time
 	read    atomic.Uint64
 	res     relay.Result
@@ -33,9 +33,9 @@ type ingester struct {
 	plog    *progress.Logger // nil when stderr is a terminal, or off
 }
 
-func newIngester(e *env, p *recovery.Processor, inputs *ingestInputs, every time.Duration) *ingester {
+func newIngester(e *env, p *recovery.Processor, inputs *relay.Inputs, every time.Duration) *ingester {
 	in := &ingester{e: e, p: p, inputs: inputs, started: time.Now()}
-	in.prog = newInputProgress(e, "ingest", inputs.names)
+	in.prog = newInputProgress(e, "ingest", inputs.Names)
 	if in.prog == nil {
 		in.plog = startProgressLog(e, "ingest progress", every, in.progressAttrs)
 	}
@@ -45,7 +45,7 @@ func newIngester(e *env, p *recovery.Processor, inputs *ingestInputs, every time
 // run ingests the inputs, forwarding the output to sink when there is
 // one; the first error stops it.
 func (in *ingester) run(ctx context.Context, sink *sinkSpec, maxLag uint64, drain time.Duration) error {
-	r := &relay.Run{InTurn: in.wrap(in.inputs.inTurn), Endless: in.wrap(in.inputs.endless),
+	r := &relay.Run{InTurn: in.wrap(in.inputs.InTurn), Endless: in.wrap(in.inputs.Endless),
 		Options: in.options, MaxSinkLag: maxLag, DrainTimeout: drain, Logger: in.e.log}
 	if sink != nil {
 		in.sink = sink.sink(in.p)
@@ -117,17 +117,13 @@ func (in *ingester) report(db string, st recovery.Status, stErr error, sig os.Si
 	elapsed := time.Since(in.started)
 	read := in.read.Load()
 	rate := float64(read) / max(elapsed.Seconds(), 1e-9)
-	res := in.res.Committed
-	attrs := []slog.Attr{slog.String("db", db), slog.Uint64("messages", read), slog.Any("accepted", res.Accepted),
-		slog.Any("duplicates", res.Duplicates), slog.Any("stale", res.Stale),
-		slog.Any("skipped", res.Skipped), slog.Any("quarantined", res.Quarantined),
-		slog.Any("records_out", res.Output)}
+	attrs := append([]slog.Attr{slog.String("db", db), slog.Uint64("messages", read)}, in.res.Committed.LogAttrs()...)
 	if in.sink != nil {
 		attrs = append(attrs, slog.String("sink", in.sink.Name()), slog.Uint64("sink_acked", in.sink.Forwarder().Acked()),
 			slog.Uint64("sink_unsent", in.res.Unsent))
 	}
 	if stErr == nil {
-		attrs = append(attrs, frontierAttrs(st.Frontier, st.Complete, st.Waiting, st.Reason)...)
+		attrs = append(attrs, st.LogAttrs()...)
 		attrs = append(attrs, slog.Int("pending_updates", st.PendingUpdates))
 	}
 	attrs = append(attrs, slog.Duration("elapsed", elapsed.Round(time.Millisecond)), slog.String("msgs_per_s", fmt.Sprintf("%.0f", rate)))

@@ -2,44 +2,11 @@ package main
 
 import (
 	"context"
-	"io"
 	"sync"
 
-	"github.com/cdclog/cdclog/input"
 	"github.com/cdclog/cdclog/internal/progress"
 	"github.com/cdclog/cdclog/recovery"
 )
-
-// sources are ingest's inputs, opened in the order given.
-type sources []recovery.Source
-
-// openSources opens every named input ("-" is stdin) before anything is
-// ingested or created, so that a missing file stops the run first.
-func openSources(e *env, names []string, follow bool) (sources, error) {
-	var srcs sources
-	for _, name := range names {
-		s, err := openSourceNamed(e, name, follow)
-		if err != nil {
-			srcs.close()
-			return nil, withCode(exitFailure, err)
-		}
-		srcs = append(srcs, s)
-	}
-	return srcs, nil
-}
-
-func openSourceNamed(e *env, name string, follow bool) (recovery.Source, error) {
-	if name == "-" || name == "" {
-		return input.NewStream(io.NopCloser(e.stdin), e.inFormat, "stdin", e.log), nil
-	}
-	return input.Open(name, input.FileOptions{Format: e.inFormat, Follow: follow, Logger: e.log})
-}
-
-func (s sources) close() {
-	for _, src := range s {
-		src.Close()
-	}
-}
 
 // progressSource tells the progress display where a source starts (a
 // resumed file: the bytes before are no work left) and how far it is.

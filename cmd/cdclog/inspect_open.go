@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/cdclog/cdclog/recovery"
@@ -123,25 +122,4 @@ func writeStdout(e *env, fn func(w *bufio.Writer) error) error {
 		err = withCode(exitFailure, fmt.Errorf("write output: %w", ferr))
 	}
 	return err
-}
-
-// errLimit stops a scan once --limit items were shown.
-var errLimit = errors.New("limit reached")
-
-// limitReached reports whether n items reach limit (0: no limit).
-func limitReached(n, limit uint64) bool { return limit > 0 && n >= limit }
-
-// ignoreLimit treats errLimit as success.
-func ignoreLimit(err error) error {
-	if errors.Is(err, errLimit) {
-		return nil
-	}
-	return err
-}
-
-// closeReader closes r, keeping the first error.
-func closeReader(r io.Closer, err *error) {
-	if cerr := r.Close(); *err == nil && cerr != nil {
-		*err = withCode(exitFailure, cerr)
-	}
 }

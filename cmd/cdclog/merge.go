@@ -1,9 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"io"
-	"os"
 	"time"
 
 	"github.com/cdclog/cdclog/cdc"
@@ -107,7 +104,7 @@ func runMerge(c *cli.Context) error {
 		return err
 	}
 	e := getEnv(c)
-	shards, closeAll, err := openShards(opts.files, e.stdin)
+	shards, closeAll, err := ordering.OpenShards(opts.files, e.stdin)
 	if err != nil {
 		return withCode(exitFailure, err)
 	}
@@ -122,8 +119,8 @@ func runMerge(c *cli.Context) error {
 		p = progress.NewCounter(e.stderr, "merged", start)
 	}
 	mo := ordering.MergeOptions{OnError: opts.policy, Log: e.log, Progress: p.Draw}
-	if rejects.w != nil {
-		mo.Quarantine = rejects
+	if rejects.f != nil {
+		mo.Quarantine = rejects.f
 	}
 	stats, err := ordering.MergeJSONL(c.Context, shards, e.stdout, mo)
 	if qerr := rejects.close(); err == nil {
@@ -132,46 +129,6 @@ func runMerge(c *cli.Context) error {
 	p.Clear()
 	summarizeMerge(e, stats, rejects.name, time.Since(start), err)
 	return withCode(exitFailure, err)
-}
-
-// openShards opens every file before anything is written, so a missing
-// file fails the command cleanly.
-func openShards(names []string, stdin io.Reader) ([]ordering.Shard, func(), error) {
-	var files []*os.File
-	closeAll := func() {
-		for _, f := range files {
-			f.Close()
-		}
-	}
-	shards := make([]ordering.Shard, 0, len(names))
-	for _, name := range names {
-		if name == "-" {
-			shards = append(shards, ordering.Shard{Name: "<stdin>", R: stdin})
-			continue
-		}
-		f, err := openFile(name)
-		if err != nil {
-			closeAll()
-			return nil, nil, err
-		}
-		files = append(files, f)
-		shards = append(shards, ordering.Shard{Name: name, R: f})
-	}
-	return shards, closeAll, nil
-}
-
-// openFile opens an input file, refusing a directory up front rather than
-// at its first read.
-func openFile(name string) (*os.File, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	if fi, err := f.Stat(); err == nil && fi.IsDir() {
-		f.Close()
-		return nil, fmt.Errorf("%s is a directory, not a shard file", name)
-	}
-	return f, nil
 }
 
 func summarizeMerge(e *env, st ordering.MergeStats, quarantine string, elapsed time.Duration, err error) {

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 
-	"github.com/cdclog/cdclog/internal/listen"
 	"github.com/cdclog/cdclog/metrics"
 	"github.com/cdclog/cdclog/recovery"
 	"github.com/cdclog/cdclog/relay"
@@ -23,25 +22,21 @@ type metricsEndpoint struct {
 	stop func()
 }
 
-// startMetrics listens on addr and serves the metrics there; "" serves
-// none. A port in use is an error before anything is ingested.
+// startMetrics serves the metrics on addr (metrics.ListenAndServe); ""
+// serves none. A port in use is an error before anything is ingested.
 func startMetrics(e *env, addr string) (*metricsEndpoint, error) {
 	if addr == "" {
 		return nil, nil
 	}
-	ln, err := listen.TCP(addr)
-	if errors.Is(err, listen.ErrAddress) {
+	m := metrics.New(e.log)
+	stop, err := m.ListenAndServe(addr)
+	if errors.Is(err, metrics.ErrAddress) {
 		return nil, usageError("--metrics %v", err)
 	}
 	if err != nil {
 		return nil, withCode(exitFailure, err)
 	}
-	if listen.Wide(ln.Addr().String()) {
-		e.log.Warn("metrics are served beyond the loopback interface, without authentication", "addr", ln.Addr().String())
-	}
-	m := metrics.New(e.log)
-	e.log.Info("serving metrics", "url", "http://"+ln.Addr().String()+"/metrics")
-	return &metricsEndpoint{m: m, stop: m.Serve(ln)}, nil
+	return &metricsEndpoint{m: m, stop: stop}, nil
 }
 
 // observer returns the processor's Observer: nil without --metrics.

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -15,13 +13,13 @@ import (
 
 // openOutput sets up where ingest writes the clean stream, in opts:
 //
-//   - a regular file (--out FILE): the exactly-once sink, locked while
-//     ingest runs, checked against the database before anything is
-//     written or cut (recovery.OpenFileSink and Open);
-//   - stdout (no --out, "-", /dev/stdout, /dev/fd/1, /proc/self/fd/1), or
-//     any --out that is not a regular file (a pipe, a device, /dev/null,
-//     another file descriptor): a stream, never cut or checked, written at
-//     least once (recovery.Options.Live).
+//   - stdout (no --out, "-", /dev/stdout, /dev/fd/1, /proc/self/fd/1): a
+//     stream, never cut or checked, written at least once
+//     (recovery.Options.Live);
+//   - any other --out (recovery.OpenOutput): a regular file is the
+//     exactly-once sink, locked while ingest runs, checked against the
+//     database before anything is written or cut; anything else (a pipe,
+//     a device, /dev/null, another file descriptor) a stream too.
 //
 // It returns the function to call once the processor is closed, or with
 // opened false when it could not be opened: that one also removes an
@@ -32,26 +30,18 @@ func openOutput(e *env, out string, lockTimeout time.Duration, opts *recovery.Op
 		setStream(opts, e, e.stdout)
 		return func(bool) {}, nil
 	}
-	abs, err := filepath.Abs(out)
+	o, err := recovery.OpenOutput(out, e.outFormat, lockTimeout, opts)
 	if err != nil {
 		return nil, withCode(exitFailure, err)
 	}
-	sink, err := recovery.OpenFileSink(abs, recovery.FileSinkOptions{LockTimeout: lockTimeout})
-	if errors.Is(err, recovery.ErrSinkStream) {
-		return openStream(e, out, opts)
+	if o.Stream() {
+		e.log.Debug("--out is not a regular file: written as a stream, at least once", "out", out)
 	}
-	if err != nil {
-		return nil, withCode(exitFailure, err)
-	}
-	opts.Sink, opts.SinkName, opts.SinkFormat = sink, abs, e.outFormat
 	return func(opened bool) {
 		if opened {
-			return // Close of the processor closed the sink
-		}
-		size, _ := sink.Size()
-		sink.Close()
-		if sink.Created() && size == 0 {
-			os.Remove(abs)
+			o.Close()
+		} else {
+			o.Abort()
 		}
 	}, nil
 }
@@ -63,19 +53,6 @@ func isStdout(out string) bool {
 		return true
 	}
 	return false
-}
-
-// openStream opens a path that is not a regular file for writing, as a
-// stream. O_APPEND: a file descriptor that leads to a file (/dev/fd/3)
-// must not be written from its start.
-func openStream(e *env, out string, opts *recovery.Options) (func(bool), error) {
-	f, err := os.OpenFile(out, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		return nil, withCode(exitFailure, fmt.Errorf("open output stream: %w", err))
-	}
-	e.log.Debug("--out is not a regular file: written as a stream, at least once", "out", out)
-	setStream(opts, e, f)
-	return func(bool) { f.Close() }, nil
 }
 
 // setStream makes w the live output. When w is the process's stdout, a

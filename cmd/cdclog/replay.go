@@ -84,24 +84,13 @@ func runReplay(c *cli.Context) error {
 	e := getEnv(c)
 	if !c.Bool("verify") && !c.Bool("rederive") {
 		// The stored output can be read from a running processor too.
-		r, err := openView(c, "replay")
-		if err != nil {
-			return err
-		}
-		defer func() { r.Close() }()
 		from := max(c.Uint64("from-seq"), 1)
-		if err := checkRetained(c, r, from); err != nil {
-			return err
-		}
-		err = replayStored(e, r, from)
-		if errors.Is(err, errGoneBeforeAnswer) {
-			r.Close()
-			if r, err = openReader(c, "replay"); err != nil {
+		return readDB(c, "replay", func(r control.View) error {
+			if err := checkRetained(c, r, from); err != nil {
 				return err
 			}
-			err = replayStored(e, r, from)
-		}
-		return err
+			return replayStored(e, r, from)
+		})
 	}
 	r, err := openReader(c, "replay")
 	if err != nil {
@@ -152,7 +141,7 @@ func replayStored(e *env, r control.View, from uint64) error {
 	err := r.Records(from, func(rec *recovery.Record) error { return out.write(&rec.Msg) })
 	if out.n == 0 && errors.Is(err, control.ErrGone) {
 		out.prog.Finish()
-		return errGoneBeforeAnswer
+		return control.ErrUnanswered // readDB reads the file instead
 	}
 	return out.close(err, "read output log")
 }

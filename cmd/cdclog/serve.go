@@ -168,13 +168,9 @@ func runServe(c *cli.Context) error {
 // reportServe writes serve's one summary line: what the appends did, then
 // where the stream stands (st, unless stErr).
 func reportServe(e *env, db string, s server.Stats, st recovery.Status, stErr error, elapsed time.Duration) {
-	t := &s.Totals
-	attrs := []slog.Attr{slog.String("db", db), slog.Uint64("appends", s.Appends), slog.Uint64("refused", s.Refused),
-		slog.Uint64("messages", s.Messages), slog.Int("accepted", t.Accepted), slog.Int("duplicates", t.Duplicates),
-		slog.Int("stale", t.Stale), slog.Int("skipped", t.Skipped), slog.Int("quarantined", t.Quarantined),
-		slog.Int("records_out", t.Output)}
+	attrs := append([]slog.Attr{slog.String("db", db)}, s.LogAttrs()...)
 	if stErr == nil {
-		attrs = append(attrs, frontierAttrs(st.Frontier, st.Complete, st.Waiting, st.Reason)...)
+		attrs = append(attrs, st.LogAttrs()...)
 		attrs = append(attrs, slog.Uint64("output_records", st.OutputRecords))
 	}
 	attrs = append(attrs, slog.Duration("elapsed", elapsed.Round(time.Millisecond)))

@@ -1,0 +1,83 @@
+package recovery
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/cdclog/cdclog/cdc"
+)
+
+// OutputPath is the output that OpenOutput set a processor up to write:
+// the exactly-once file sink, or a stream.
+type OutputPath struct {
+	sink   *FileSink // nil for a stream
+	abs    string    // the sink's absolute path
+	stream *os.File  // nil for a sink
+}
+
+// OpenOutput sets o up to write the clean stream, in format, to the file
+// at path, as `cdclog ingest --out PATH` does:
+//
+//   - a regular file (or a path where none is yet) is the exactly-once
+//     sink (OpenFileSink, waiting up to lockTimeout for another process's
+//     lock): o.Sink, o.SinkName (its absolute path) and o.SinkFormat, so
+//     that Open checks it against the database before it writes or cuts
+//     anything;
+//   - any other path that can be written (a pipe, a device such as
+//     /dev/null, a file descriptor such as /dev/fd/3; see ErrSinkStream)
+//     is a stream, o.Live and o.LiveFormat: never cut or checked, written
+//     at least once. It is opened for appending, so that a descriptor
+//     that leads to a file is not written from its start.
+//
+// Once the processor is closed, call Close; when Open failed, Abort.
+func OpenOutput(path string, format cdc.Format, lockTimeout time.Duration, o *Options) (*OutputPath, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	sink, err := OpenFileSink(abs, FileSinkOptions{LockTimeout: lockTimeout})
+	if errors.Is(err, ErrSinkStream) {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			return nil, fmt.Errorf("open output stream: %w", err)
+		}
+		o.Live, o.LiveFormat = f, format
+		return &OutputPath{stream: f}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	o.Sink, o.SinkName, o.SinkFormat = sink, abs, format
+	return &OutputPath{sink: sink, abs: abs}, nil
+}
+
+// Stream reports whether the output is a stream rather than the
+// exactly-once sink.
+func (p *OutputPath) Stream() bool { return p.stream != nil }
+
+// Close closes a stream once the processor is closed. The processor's
+// Close closes the sink itself.
+func (p *OutputPath) Close() error {
+	if p.stream != nil {
+		return p.stream.Close()
+	}
+	return nil
+}
+
+// Abort closes the output of a processor that did not open, and removes
+// the file if OpenOutput created it and nothing was written, so that a
+// failed run leaves no trace.
+func (p *OutputPath) Abort() {
+	if p.stream != nil {
+		p.stream.Close()
+		return
+	}
+	size, _ := p.sink.Size()
+	p.sink.Close()
+	if p.sink.Created() && size == 0 {
+		os.Remove(p.abs)
+	}
+}

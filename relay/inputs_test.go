@@ -1,0 +1,130 @@
+package relay
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cdclog/cdclog/recovery"
+)
+
+func TestParseInputsSortsFilesFromBrokersAndRefusesAnInputTwice(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		names   []string
+		files   []string
+		brokers []string // their Names
+		err     string
+	}{
+		{"none is stdin", nil, []string{"-"}, nil, ""},
+		{"files and brokers in order", []string{"kafka://b1/t", "a.jsonl", "nats://n/S/s", "-"}, []string{"a.jsonl", "-"}, []string{"kafka:t", "nats:S/s"}, ""},
+		{"brokers only", []string{"kafka://b1/t"}, nil, []string{"kafka:t"}, ""},
+		{"one topic by two servers", []string{"kafka://b1/t", "kafka://b2:9093/t"}, nil, nil, "input kafka:t is given twice (each input commits one position)"},
+		{"a bad URL", []string{"kafka://"}, nil, nil, "kafka"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, err := ParseInputs(tc.names)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("ParseInputs = %+v, %v; want an error saying %q", l, err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var brokers []string
+			for _, ep := range l.Brokers {
+				brokers = append(brokers, ep.Name())
+			}
+			if !slices.Equal(l.Files, tc.files) || !slices.Equal(brokers, tc.brokers) {
+				t.Errorf("files %q, brokers %q; want %q, %q", l.Files, brokers, tc.files, tc.brokers)
+			}
+		})
+	}
+	var de *DuplicateInputError
+	if _, err := ParseInputs([]string{"nats://n/S/s", "nats://m/S/s"}); !errors.As(err, &de) || de.Name != "nats:S/s" {
+		t.Errorf("a duplicate gives %v, want a *DuplicateInputError", err)
+	}
+}
+
+func TestOpenGivesFilesInTurnAndBrokersOrAFollowedFileEndless(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.jsonl")
+	if err := os.WriteFile(a, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	names := func(srcs []recovery.Source) []string {
+		var out []string
+		for _, s := range srcs {
+			out = append(out, s.Name())
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name            string
+		inputs          []string
+		follow          bool
+		inTurn, endless []string
+		display         []string
+	}{
+		{"files and stdin", []string{a, "-"}, false, []string{"input:" + a, ""}, nil, []string{a, "-"}},
+		{"a file and a broker", []string{"kafka://b1/t", a}, false, []string{"input:" + a}, []string{"kafka:t"}, []string{a, "-"}},
+		{"a followed file", []string{a}, true, nil, []string{"input:" + a}, []string{a}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, err := ParseInputs(tc.inputs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in, err := l.Open(InputOptions{Stdin: strings.NewReader(""), Follow: tc.follow, Source: SourceOptions{Logger: quiet}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer in.Close()
+			if got := names(in.InTurn); !slices.Equal(got, tc.inTurn) {
+				t.Errorf("in turn %q, want %q", got, tc.inTurn)
+			}
+			if got := names(in.Endless); !slices.Equal(got, tc.endless) {
+				t.Errorf("endless %q, want %q", got, tc.endless)
+			}
+			if !slices.Equal(in.Names, tc.display) {
+				t.Errorf("names %q, want %q", in.Names, tc.display)
+			}
+		})
+	}
+}
+
+func TestOpenRefusesAMissingFileABrokersOptionAndFollowingStdin(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.jsonl")
+	if err := os.WriteFile(a, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		inputs []string
+		o      InputOptions
+		is     error
+	}{
+		{"missing file", []string{a, filepath.Join(dir, "missing")}, InputOptions{}, fs.ErrNotExist},
+		{"a consumer group for NATS", []string{a, "nats://n/S/s"}, InputOptions{Source: SourceOptions{CommitGroup: "g"}}, ErrOption},
+		{"following stdin", []string{"-"}, InputOptions{Follow: true}, ErrOption},
+		{"following two files", []string{a, a}, InputOptions{Follow: true}, ErrOption},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, err := ParseInputs(tc.inputs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.o.Source.Logger = quiet
+			if in, err := l.Open(tc.o); !errors.Is(err, tc.is) {
+				t.Fatalf("Open = %+v, %v; want %v", in, err, tc.is)
+			}
+		})
+	}
+}
