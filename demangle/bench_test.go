@@ -138,3 +138,32 @@ func BenchmarkReceiverOneBigTime(b *testing.B) {
 	}
 	b.ReportMetric(float64(pushed)/b.Elapsed().Seconds(), "msgs/s")
 }
+
+// bigTimeHeld holds n distinct updates shaped like bigTimeStream's (a
+// table's rows by id), shuffled, in a fresh arena.
+func bigTimeHeld(n int) (*arena, []heldUpdate) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	var a arena
+	updates := make([]heldUpdate, 0, n)
+	for _, k := range rng.Perm(n) {
+		updates = append(updates, a.hold(fmt.Appendf(nil, `{"id":%d,"name":"row-%d"}`, k, k%97), 1, cdc.Pos{}))
+	}
+	return &a, updates
+}
+
+// BenchmarkSortBigTime: the release's sort of one time of a million
+// distinct updates, past keySortMax (sortByPrefix); each run sorts a
+// fresh copy of the shuffled updates.
+func BenchmarkSortBigTime(b *testing.B) {
+	for _, n := range []int{keySortMax + 1, 1 << 20} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			a, shuffled := bigTimeHeld(n)
+			updates := make([]heldUpdate, n)
+			for b.Loop() {
+				copy(updates, shuffled)
+				sortCanonical(a, updates)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/update")
+		})
+	}
+}
