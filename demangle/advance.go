@@ -15,28 +15,12 @@ import (
 // the memory it freed is filled again from the store. With an output
 // limit (SetOutputLimit) it may stop part-way: see release.go.
 func (r *Receiver) advance(out []cdc.Message) ([]cdc.Message, error) {
-	if r.done || !r.canStep() {
+	if r.done {
 		return out, nil
 	}
 	r.begin(r.frontier)
 	b := r.limit.budget(len(out))
 	return r.resume(out, &b)
-}
-
-// canStep reports whether the frontier can move now, as resume's first
-// step would find: its time is covered and complete (a zero count, or as
-// many updates as its count), or beyond the horizon, to be loaded first.
-// Most pushes at the frontier's time leave it incomplete, and then no
-// step is begun.
-func (r *Receiver) canStep() bool {
-	if r.spilled && r.frontier >= r.horizon {
-		return true
-	}
-	if !r.cover.covers(r.frontier) {
-		return false
-	}
-	ts := r.times.get(r.frontier)
-	return ts == nil || !ts.hasCount || uint64(ts.len()) >= ts.count
 }
 
 // begin starts a step at lower: the next statement emitted starts there.

@@ -185,8 +185,24 @@ func (ts *timeState) sortForRelease(a *arena) {
 	case n > prefixSortMin:
 		ts.index = nil
 		sortCanonical(a, ts.updates)
-	case n > 1:
+	case n > smallSort:
 		slices.SortFunc(ts.updates, func(x, y heldUpdate) int { return compareHeld(a, &x, &y) })
+	case n > 1:
+		insertionSort(a, ts.updates)
+	}
+}
+
+// smallSort is the number of updates up to which a time sorts them by
+// insertion, in place: the few updates of an ordinary time, compared
+// without a call through a function value or copies of the updates.
+const smallSort = 12
+
+// insertionSort puts u in canonical order.
+func insertionSort(a *arena, u []heldUpdate) {
+	for i := 1; i < len(u); i++ {
+		for j := i; j > 0 && compareHeld(a, &u[j], &u[j-1]) < 0; j-- {
+			u[j], u[j-1] = u[j-1], u[j]
+		}
 	}
 }
 
