@@ -115,7 +115,9 @@ func (c *cleaner) push(out []cdc.Message, b *batch, outputs chan<- []cdc.Message
 			err = c.refused(&b.msgs[i], b.pos[i], err)
 		}
 		if err == nil {
-			err = c.deferred()
+			if d := c.recv.Deferred(); len(d) > 0 {
+				err = c.deferred(d)
+			}
 		}
 		if err != nil {
 			return out, err
@@ -135,10 +137,10 @@ func (c *cleaner) refused(m *cdc.Message, at cdc.Pos, err error) error {
 	return c.reject(&rj)
 }
 
-// deferred applies the policy to the violations found in messages taken
-// back from beyond the receiver's horizon during the last push.
-func (c *cleaner) deferred() error {
-	for _, v := range c.recv.Deferred() {
+// deferred applies the policy to d, the violations found in messages
+// taken back from beyond the receiver's horizon during the last push.
+func (c *cleaner) deferred(d []*demangle.ViolationError) error {
+	for _, v := range d {
 		if err := c.refused(&v.Msg, v.At, v); err != nil {
 			return err
 		}

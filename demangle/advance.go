@@ -145,5 +145,13 @@ func (r *Receiver) trim() {
 	r.cover.trim(r.frontier)
 	r.countTimes.popBelow(r.frontier)
 	r.zeroStmts.popBelow(r.frontier)
-	r.judged = slices.DeleteFunc(r.judged, func(j Judged) bool { return j.Last < r.frontier })
+	for _, j := range r.judged {
+		// A restored receiver keeps a record up to the last time for
+		// good: the list is scanned without a call per record, and
+		// rebuilt only when some record ends below the frontier.
+		if j.Last < r.frontier {
+			r.judged = slices.DeleteFunc(r.judged, func(j Judged) bool { return j.Last < r.frontier })
+			break
+		}
+	}
 }

@@ -1,6 +1,10 @@
 package demangle
 
-import "github.com/cdclog/cdclog/cdc"
+import (
+	"unsafe"
+
+	"github.com/cdclog/cdclog/cdc"
+)
 
 // arena holds the data and the positions of held updates, so that a held
 // update (heldUpdate) refers to them by number and holds no pointer: the
@@ -19,7 +23,9 @@ type arena struct {
 	live   []int32 // held updates referring to each block
 	free   []uint32
 	cur    uint32
-	inUse  bool // cur is a block being filled
+	inUse  bool   // cur is a block being filled
+	buf    []byte // the block being filled, made at its full length
+	fill   uint32 // the bytes of buf in use
 	// sources are the position sources (file names) met, by number.
 	sources   []string
 	sourceIDs map[string]uint32
@@ -41,16 +47,22 @@ type heldUpdate struct {
 }
 
 // hold copies data and at into the arena and returns the held update.
+// The data is copied into the block being filled, whose slice is left as
+// it is: only the count of bytes in use moves.
 func (a *arena) hold(data []byte, diff int64, at cdc.Pos) heldUpdate {
-	h := heldUpdate{n: uint32(len(data)), diff: diff, line: at.Line, offset: at.Offset, src: a.sourceID(at.Source)}
-	if !a.inUse || len(a.blocks[a.cur])+len(data) > cap(a.blocks[a.cur]) {
+	n := uint32(len(data))
+	if uint64(a.fill)+uint64(n) > uint64(len(a.buf)) || !a.inUse {
 		a.newBlock(max(arenaBlock, len(data)))
 	}
-	b := a.blocks[a.cur]
-	h.block, h.off = a.cur, uint32(len(b))
-	a.blocks[a.cur] = append(b, data...)
+	off := a.fill
+	copy(a.buf[off:], data)
+	a.fill += n
 	a.live[a.cur]++
-	return h
+	src := a.lastID
+	if !a.isLast(at.Source) {
+		src = a.sourceID(at.Source)
+	}
+	return heldUpdate{block: a.cur, off: off, n: n, src: src, diff: diff, line: at.Line, offset: at.Offset}
 }
 
 // newBlock starts a block of size bytes, dropping the one being filled if
@@ -66,7 +78,8 @@ func (a *arena) newBlock(size int) {
 		n = uint32(len(a.blocks))
 		a.blocks, a.live = append(a.blocks, nil), append(a.live, 0)
 	}
-	a.blocks[n], a.cur, a.inUse = make([]byte, 0, size), n, true
+	a.buf = make([]byte, size)
+	a.blocks[n], a.cur, a.inUse, a.fill = a.buf, n, true, 0
 }
 
 func (a *arena) drop(n uint32) {
@@ -99,6 +112,13 @@ func (a *arena) pos(h *heldUpdate) cdc.Pos {
 // message returns h as an update at time t.
 func (a *arena) message(h *heldUpdate, t uint64) cdc.Message {
 	return cdc.NewUpdate(a.data(h), t, h.diff)
+}
+
+// isLast reports whether s is the very string of the last position's
+// source (lastID its number), as it nearly always is: recognised without
+// comparing bytes or calling sourceID.
+func (a *arena) isLast(s string) bool {
+	return len(a.sources) > 0 && len(s) == len(a.lastSrc) && unsafe.StringData(s) == unsafe.StringData(a.lastSrc)
 }
 
 // sourceID returns the number of a position's source, the same as the

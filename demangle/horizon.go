@@ -146,10 +146,10 @@ func (r *Receiver) hold(m cdc.Message, at cdc.Pos, from uint64) error {
 // span puts s, whose claims from the horizon on are not applied yet, on
 // the list of statements reaching past the horizon, kept in Seq order.
 func (r *Receiver) span(s *stmt) {
-	if s.spanning {
+	if s.spanning() {
 		return
 	}
-	s.spanning = true
+	s.more().spanning = true
 	i, _ := slices.BinarySearchFunc(r.spanning, s.seq, func(x *stmt, seq uint64) int {
 		return cmp.Compare(x.seq, seq)
 	})
@@ -275,7 +275,7 @@ func (r *Receiver) load(last uint64) error {
 	applySpanning(math.MaxUint64)
 	r.spanning = slices.DeleteFunc(r.spanning, func(s *stmt) bool {
 		if s.p.Last() <= last {
-			s.spanning = false
+			s.rare.spanning = false
 			return true
 		}
 		return false
@@ -464,7 +464,7 @@ func (r *Receiver) spill(from uint64) iter.Seq[*Held] {
 		var stmts []*stmt
 		seen := map[*stmt]bool{}
 		note := func(s *stmt) {
-			if s != nil && !s.spanning && !seen[s] && s.p.Last() >= from {
+			if s != nil && !s.spanning() && !seen[s] && s.p.Last() >= from {
 				seen[s] = true
 				stmts = append(stmts, s)
 			}

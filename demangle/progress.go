@@ -92,9 +92,10 @@ func (r *Receiver) claim(p *cdc.Progress, first, last uint64, at cdc.Pos, seq ui
 		s = r.newStmt(p, at, seq)
 	}
 	if len(rejected) > 0 {
-		s.rejected = append(s.rejected, rejected...)
-		slices.Sort(s.rejected)
-		s.rejected = slices.Compact(s.rejected)
+		x := s.more()
+		x.rejected = append(x.rejected, rejected...)
+		slices.Sort(x.rejected)
+		x.rejected = slices.Compact(x.rejected)
 	}
 	res.held, res.stmt = true, s
 	listed := uint64(0)

@@ -72,6 +72,28 @@ func (b *outBudget) spent(n int) bool {
 
 func (b *outBudget) unlimited() bool { return b.records == 0 && b.skip == 0 && !b.halt }
 
+// takes reports whether all of ts's updates can be appended at once, out
+// holding n records: the limit, if any, is not reached by any of them (an
+// ordinary time, of a few updates, nearly always fits), and then counts
+// them as used.
+func (b *outBudget) takes(ts *timeState, n int) bool {
+	if b.unlimited() {
+		return true
+	}
+	if b.skip > 0 || b.halt || len(ts.updates) > b.records-(n-b.base) {
+		return false
+	}
+	used := b.used
+	for i := range ts.updates {
+		used += int(ts.updates[i].n) + 8
+	}
+	if b.bytes > 0 && used >= b.bytes {
+		return false
+	}
+	b.used = used
+	return true
+}
+
 // SetOutputLimit makes Push and Continue stop appending records once a
 // call has appended records of them, or records whose update data take
 // bytes (each counted at its data's length plus 8; 0: no byte limit).
@@ -117,7 +139,7 @@ func (r *Receiver) finishRelease(out []cdc.Message) ([]cdc.Message, error) {
 func (r *Receiver) emitTime(ts *timeState, out []cdc.Message, b *outBudget) ([]cdc.Message, bool) {
 	st := &r.rel
 	n := len(ts.updates)
-	if st.next == 0 && b.unlimited() {
+	if st.next == 0 && b.takes(ts, len(out)) {
 		st.since += uint64(n)
 		return ts.emit(&r.arena, out, r.frontier), true
 	}

@@ -176,3 +176,42 @@ func TestStuckSaysATimeIsBeingReleased(t *testing.T) {
 		t.Errorf("after the release: %+v; want time 8 waiting for progress", st)
 	}
 }
+
+// TestAByteLimitStopsAnOrdinaryTimePartWay: a time of a few updates is
+// released whole in one call only when its data fit the byte limit;
+// otherwise the call stops after the record that reaches the limit and
+// owes the rest.
+func TestAByteLimitStopsAnOrdinaryTimePartWay(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		bytes int
+		want  int // records the completing push appends
+	}{
+		{"fits", 4*18 + 1, 5}, // the four updates and the statement
+		{"reached by the last", 4 * 18, 4},
+		{"reached by the third", 40, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := New(0)
+			r.SetOutputLimit(100, tc.bytes)
+			var out []cdc.Message
+			for _, d := range []string{"aaaaaaaaaa", "bbbbbbbbbb", "cccccccccc", "dddddddddd"} {
+				var err error
+				if out, _, err = r.Push(out, &cdc.Message{Kind: cdc.KindUpdate, Update: cdc.Update{Data: []byte(d), Time: 0, Diff: 1}}, cdc.Pos{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			stmt := cdc.NewProgress(0, 1, cdc.Count{Time: 0, Count: 4})
+			out, _, err := r.Push(out, &stmt, cdc.Pos{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(out) != tc.want || r.Releasing() != (tc.want < 5) {
+				t.Fatalf("the completing push appended %d records (releasing %v), want %d", len(out), r.Releasing(), tc.want)
+			}
+			if out, err = drainRelease(r, out); err != nil || len(out) != 5 {
+				t.Fatalf("after the rest: %d records (%v), want 5", len(out), err)
+			}
+		})
+	}
+}

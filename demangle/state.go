@@ -50,21 +50,45 @@ type stmt struct {
 	pos cdc.Pos
 	// seq is the statement's acceptance number (see Held.Seq).
 	seq uint64
-	// rejected lists, sorted, the times whose claim was rejected as a
-	// violation (nearly always none).
-	rejected []uint64
-	// spanning is set while the statement is on the receiver's list of
-	// statements reaching past the horizon.
-	spanning bool
+	// rare holds what few statements need, nil for the others: a
+	// statement is copied into every time it alone speaks for (see
+	// holdSingle), and allocated for the others, so its size counts.
+	rare *stmtRare
 	// one holds the count of a single-count statement (the common shape),
 	// so that the statement and its counts are one allocation.
 	one [1]cdc.Count
 }
 
+// stmtRare is what a statement holds only when some of its claims were
+// rejected or it reaches past the horizon.
+type stmtRare struct {
+	// rejected lists, sorted, the times whose claim was rejected as a
+	// violation.
+	rejected []uint64
+	// spanning is set while the statement is on the receiver's list of
+	// statements reaching past the horizon.
+	spanning bool
+}
+
 // rejects reports whether the statement's claim about t was rejected.
 func (s *stmt) rejects(t uint64) bool {
-	_, found := slices.BinarySearch(s.rejected, t)
+	if s.rare == nil {
+		return false
+	}
+	_, found := slices.BinarySearch(s.rare.rejected, t)
 	return found
+}
+
+// spanning reports whether the statement is on the receiver's list of
+// statements reaching past the horizon.
+func (s *stmt) spanning() bool { return s.rare != nil && s.rare.spanning }
+
+// more returns the statement's rare part, made when it has none.
+func (s *stmt) more() *stmtRare {
+	if s.rare == nil {
+		s.rare = &stmtRare{}
+	}
+	return s.rare
 }
 
 // ref returns the statement as a message and its position; nil gives the
@@ -161,8 +185,24 @@ func (ts *timeState) sortForRelease(a *arena) {
 	case n > prefixSortMin:
 		ts.index = nil
 		sortCanonical(a, ts.updates)
-	case n > 1:
+	case n > smallSort:
 		slices.SortFunc(ts.updates, func(x, y heldUpdate) int { return compareHeld(a, &x, &y) })
+	case n > 1:
+		sortFew(a, ts.updates)
+	}
+}
+
+// smallSort is the number of updates up to which a time sorts them by
+// insertion, in place: the few updates of an ordinary time, compared
+// without a call through a function value or copies of the updates.
+const smallSort = 12
+
+// sortFew puts u, a few updates, in canonical order by insertion.
+func sortFew(a *arena, u []heldUpdate) {
+	for i := 1; i < len(u); i++ {
+		for j := i; j > 0 && compareHeld(a, &u[j], &u[j-1]) < 0; j-- {
+			u[j], u[j-1] = u[j-1], u[j]
+		}
 	}
 }
 
