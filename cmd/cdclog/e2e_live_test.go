@@ -66,6 +66,22 @@ func liveIngest(t *testing.T, args ...string) liveRun {
 	}}
 }
 
+// runFor waits until a live ingest has written its first records to out
+// (it is running, past its start-up, however slow the machine), then d
+// more, while its input stays open.
+func runFor(t *testing.T, out string, d time.Duration) {
+	t.Helper()
+	for start := time.Now(); ; time.Sleep(time.Millisecond) {
+		if fi, err := os.Stat(out); err == nil && fi.Size() > 0 {
+			break
+		}
+		if time.Since(start) > 10*time.Second {
+			t.Fatalf("%s: nothing written after 10s", filepath.Base(out))
+		}
+	}
+	time.Sleep(d)
+}
+
 // waitForFile waits until the file at path holds want, for up to d, and
 // returns how long that took.
 func waitForFile(t *testing.T, path string, want string, d time.Duration) time.Duration {
@@ -274,7 +290,7 @@ func TestIngestLogsProgressWhenStderrIsNotATerminal(t *testing.T) {
 	dir := t.TempDir()
 	run := liveIngest(t, "ingest", "--progress-interval", "20ms", "--db", filepath.Join(dir, "s.db"), "--out", filepath.Join(dir, "out.jsonl"))
 	io.WriteString(run.in, cdcTimes(0, 10))
-	time.Sleep(200 * time.Millisecond)
+	runFor(t, filepath.Join(dir, "out.jsonl"), 200*time.Millisecond)
 	run.in.Close()
 	r := run.wait()
 	if !strings.Contains(r.Stderr, "ingest progress") || !strings.Contains(r.Stderr, "messages=20") {
@@ -283,7 +299,7 @@ func TestIngestLogsProgressWhenStderrIsNotATerminal(t *testing.T) {
 	// --quiet silences it.
 	run = liveIngest(t, "--quiet", "ingest", "--progress-interval", "20ms", "--db", filepath.Join(dir, "q.db"), "--out", filepath.Join(dir, "q.jsonl"))
 	io.WriteString(run.in, cdcTimes(0, 10))
-	time.Sleep(200 * time.Millisecond)
+	runFor(t, filepath.Join(dir, "q.jsonl"), 200*time.Millisecond)
 	run.in.Close()
 	if r := run.wait(); strings.Contains(r.Stderr, "progress") {
 		t.Fatalf("--quiet still logs progress:\n%s", r.Stderr)
