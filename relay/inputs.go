@@ -3,6 +3,7 @@ package relay
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/cdclog/cdclog/broker"
@@ -106,7 +107,9 @@ func (l InputList) Open(o InputOptions) (*Inputs, error) {
 	if o.Follow && (len(l.Files) != 1 || isStdin(l.Files[0])) {
 		return nil, fmt.Errorf("following needs exactly one file input, not stdin, and the list has %d: %w", len(l.Files), ErrOption)
 	}
-	in := &Inputs{Names: l.Files}
+	// Clipped: the broker inputs' names are appended, and must not land in
+	// the spare capacity of the caller's Files.
+	in := &Inputs{Names: slices.Clip(l.Files)}
 	var files []recovery.Source
 	for _, name := range l.Files {
 		src, err := openFile(name, o)

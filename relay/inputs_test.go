@@ -128,3 +128,30 @@ func TestOpenRefusesAMissingFileABrokersOptionAndFollowingStdin(t *testing.T) {
 		})
 	}
 }
+
+func TestOpenNamesDoNotShareTheListsFiles(t *testing.T) {
+	dir := t.TempDir()
+	l := InputList{Files: make([]string, 0, 4)}
+	for _, n := range []string{"a", "b"} {
+		p := filepath.Join(dir, n+".jsonl")
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		l.Files = append(l.Files, p)
+	}
+	bl, err := ParseInputs([]string{"kafka://b1/t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Brokers = bl.Brokers
+	in, err := l.Open(InputOptions{Source: SourceOptions{Logger: quiet}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	want := []string{l.Files[0], l.Files[1], "-"}
+	l.Files = append(l.Files, "later") // the caller's list grows after Open
+	if !slices.Equal(in.Names, want) {
+		t.Fatalf("names %q after the list grew, want %q", in.Names, want)
+	}
+}
