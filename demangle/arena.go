@@ -47,9 +47,18 @@ type heldUpdate struct {
 }
 
 // hold copies data and at into the arena and returns the held update.
-// The data is copied into the block being filled, whose slice is left as
-// it is: only the count of bytes in use moves.
 func (a *arena) hold(data []byte, diff int64, at cdc.Pos) heldUpdate {
+	var h heldUpdate
+	a.put(&h, data, diff, &at)
+	return h
+}
+
+// put copies data and at into the arena and makes h the held update. It
+// fills h in place, so that a time's slice is written once, not built on
+// the stack and copied (the path of every accepted update). The data is
+// copied into the block being filled, whose slice is left as it is: only
+// the count of bytes in use moves.
+func (a *arena) put(h *heldUpdate, data []byte, diff int64, at *cdc.Pos) {
 	n := uint32(len(data))
 	if uint64(a.fill)+uint64(n) > uint64(len(a.buf)) || !a.inUse {
 		a.newBlock(max(arenaBlock, len(data)))
@@ -62,7 +71,7 @@ func (a *arena) hold(data []byte, diff int64, at cdc.Pos) heldUpdate {
 	if !a.isLast(at.Source) {
 		src = a.sourceID(at.Source)
 	}
-	return heldUpdate{block: a.cur, off: off, n: n, src: src, diff: diff, line: at.Line, offset: at.Offset}
+	*h = heldUpdate{block: a.cur, off: off, n: n, src: src, diff: diff, line: at.Line, offset: at.Offset}
 }
 
 // newBlock starts a block of size bytes, dropping the one being filled if

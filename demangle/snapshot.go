@@ -183,7 +183,8 @@ func (r *Receiver) restoreTime(st snapTime, get func(int) (*stmt, error)) error 
 		if u.Diff == 0 || len(u.Data) == 0 || h != nil {
 			return fmt.Errorf("%w: bad update at time %d", ErrSnapshot, st.Time)
 		}
-		r.bytes += ts.add(&r.arena, r.arena.hold(u.Data, u.Diff, decodePos(u.Pos)), pr)
+		at := decodePos(u.Pos)
+		r.bytes += ts.add(&r.arena, u.Data, u.Diff, &at, pr)
 		r.held++
 	}
 	return nil

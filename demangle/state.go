@@ -134,10 +134,10 @@ type probe struct {
 	ok   bool
 }
 
-// add holds h (in arena a), whose data is not held yet, and returns what
-// it costs; pr is what the find that missed it returned (or the zero
-// probe).
-func (ts *timeState) add(a *arena, h heldUpdate, pr probe) int64 {
+// add holds the update of data and diff at position at (in arena a),
+// whose data is not held yet, and returns what it costs; pr is what the
+// find that missed it returned (or the zero probe).
+func (ts *timeState) add(a *arena, data []byte, diff int64, at *cdc.Pos, pr probe) int64 {
 	if n := len(ts.updates); n == cap(ts.updates) && ts.hasCount && ts.count > uint64(n) && ts.count <= maxReserve {
 		// The count says how many there will be: one allocation, instead
 		// of doubling (and copying) a big time's updates step by step,
@@ -147,7 +147,8 @@ func (ts *timeState) add(a *arena, h heldUpdate, pr probe) int64 {
 			ts.index.reserve(int(ts.count))
 		}
 	}
-	ts.updates = append(ts.updates, h)
+	ts.updates = append(ts.updates, heldUpdate{})
+	a.put(&ts.updates[len(ts.updates)-1], data, diff, at)
 	switch p := len(ts.updates) - 1; {
 	case ts.index != nil && pr.ok:
 		ts.index.addHashed(pr.hash, p)
@@ -159,7 +160,7 @@ func (ts *timeState) add(a *arena, h heldUpdate, pr probe) int64 {
 			ts.index.add(a, ts.updates, i)
 		}
 	}
-	cost := updateCost + int64(h.n)
+	cost := updateCost + int64(len(data))
 	ts.bytes += cost
 	return cost
 }

@@ -39,7 +39,7 @@ func (r *Receiver) takeUpdate(u *cdc.Update, at cdc.Pos) (Outcome, error) {
 	if ts == nil {
 		ts = r.state(u.Time, true)
 	}
-	r.bytes += ts.add(&r.arena, r.arena.hold(u.Data, u.Diff, at), pr)
+	r.bytes += ts.add(&r.arena, u.Data, u.Diff, &at, pr)
 	r.held++
 	return Accepted, nil
 }
