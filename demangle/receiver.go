@@ -187,9 +187,22 @@ func (r *Receiver) Push(out []cdc.Message, m *cdc.Message, at cdc.Pos) ([]cdc.Me
 // covering it.
 func (r *Receiver) mayAdvance(m *cdc.Message) bool {
 	if m.Kind == cdc.KindUpdate {
-		return m.Update.Time == r.frontier
+		return m.Update.Time == r.frontier && !r.frontierShort()
 	}
 	return m.Progress.Covers(r.frontier)
+}
+
+// frontierShort reports that the frontier's time, in memory, is known to
+// hold fewer updates than its count, so that a step could not move: the
+// common case of an update at the frontier, which then skips starting a
+// step only to abandon it. It answers false whenever it is not sure (a
+// spilled receiver may have to load the time first).
+func (r *Receiver) frontierShort() bool {
+	if r.spilled {
+		return false
+	}
+	ts := r.times.get(r.frontier)
+	return ts != nil && ts.hasCount && uint64(ts.len()) < ts.count
 }
 
 // state returns the state of time t, creating it when create is set.
