@@ -37,19 +37,10 @@ func completionCommand() *cli.Command {
 		})
 	}
 	return &cli.Command{
-		Name:      "completion",
-		Usage:     "write a shell completion script: bash, zsh or fish",
-		UsageText: "cdclog completion bash|zsh|fish",
-		Description: `Writes a script that makes the shell complete cdclog's commands, flags, the
-values some flags list (--format, --on-error, ...) and inspect's views, and
-file names elsewhere. The scripts are generated from the command definitions
-of this binary, so they know every command it has.
-
-Examples:
-   source <(cdclog completion bash)
-   source <(cdclog completion zsh)
-   cdclog completion fish | source
-   cdclog completion bash > ~/.local/share/bash-completion/completions/cdclog`,
+		Name:            "completion",
+		Usage:           "write a shell completion script: bash, zsh or fish",
+		UsageText:       "cdclog completion bash|zsh|fish",
+		Description:     helpText("completion"),
 		Subcommands:     subs,
 		HideHelpCommand: true,
 		OnUsageError:    commandUsageError("completion"),
