@@ -13,19 +13,24 @@ import (
 
 func demangleCommand() *cli.Command {
 	return &cli.Command{
-		Name:        "demangle",
-		Usage:       "in-memory receiver: mangled CDC stream in, clean CDC stream out",
-		UsageText:   "cdclog demangle [--start T] [--on-error fail|skip|quarantine] [--quarantine FILE] [--max-memory SIZE] [FILE]",
-		Description: helpText("demangle"),
-		Flags: []cli.Flag{
-			&cli.Uint64Flag{Name: "start", Usage: "initial frontier `T`: times below it count as complete and already emitted"},
-			onErrorFlag(),
-			&cli.StringFlag{Name: "quarantine", Usage: "with --on-error quarantine: JSON Lines `FILE` receiving the rejected messages"},
-			&cli.StringFlag{Name: "max-memory", Usage: "stop with an error once the pending state takes `SIZE` of memory, such as 4GiB or 512MiB (default: half the machine's memory; 0: no limit)"},
-		},
+		Name:            "demangle",
+		Usage:           "in-memory receiver: mangled CDC stream in, clean CDC stream out",
+		UsageText:       "cdclog demangle [--start T] [--on-error fail|skip|quarantine] [--quarantine FILE] [--max-memory SIZE] [FILE]",
+		Description:     helpText("demangle"),
+		Flags:           demangleFlags(),
 		HideHelpCommand: true,
 		OnUsageError:    commandUsageError("demangle"),
 		Action:          runDemangle,
+	}
+}
+
+// demangleFlags are demangle's flags, which 'replay FILE' shares.
+func demangleFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.Uint64Flag{Name: "start", Usage: "initial frontier `T`: times below it count as complete and already emitted"},
+		onErrorFlag(),
+		&cli.StringFlag{Name: "quarantine", Usage: "with --on-error quarantine: JSON Lines `FILE` receiving the rejected messages"},
+		&cli.StringFlag{Name: "max-memory", Usage: "stop with an error once the pending state takes `SIZE` of memory, such as 4GiB or 512MiB (default: half the machine's memory; 0: no limit)"},
 	}
 }
 

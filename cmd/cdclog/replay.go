@@ -20,7 +20,7 @@ func replayCommand() *cli.Command {
 		&cli.BoolFlag{Name: "verify", Usage: "with --db: re-derive and compare with the stored output; print a summary, exit 1 if they differ"},
 	)
 	// replay FILE is demangle FILE: same flags, same code.
-	flags = append(flags, demangleCommand().Flags...)
+	flags = append(flags, demangleFlags()...)
 	return &cli.Command{
 		Name:  "replay",
 		Usage: "offline replay: a database's stored output (or re-derived from its WAL), or a captured input file",
