@@ -50,6 +50,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	// urfave adds --help to the app only when it adds its own help
 	// command; cdclog has its own (helpCommand).
 	app.Flags = append(app.Flags, cli.HelpFlag)
+	setupCommands("", app.Commands)
 	app.Setup()
 	return app
 }
@@ -68,13 +69,11 @@ func unknownCommand(cmds []*cli.Command, name string) error {
 // help is the same either way; the action only runs for "help" alone.
 func helpCommand() *cli.Command {
 	return &cli.Command{
-		Name:            "help",
-		Usage:           "show the help of cdclog or of a command",
-		UsageText:       "cdclog help [COMMAND [VIEW]]",
-		Description:     helpText("help"),
-		HideHelpCommand: true,
-		OnUsageError:    commandUsageError("help"),
-		Action:          cli.ShowAppHelp,
+		Name:        "help",
+		Usage:       "show the help of cdclog or of a command",
+		UsageText:   "cdclog help [COMMAND [VIEW]]",
+		Description: helpText("help"),
+		Action:      cli.ShowAppHelp,
 	}
 }
 

@@ -20,9 +20,7 @@ func checkCommand() *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "print the report as one JSON object"},
 			&cli.IntFlag{Name: "max-problems", Value: recovery.DefaultMaxProblems, Usage: "list at most `N` problems (the rest are counted)"},
 		),
-		HideHelpCommand: true,
-		OnUsageError:    commandUsageError("check"),
-		Action:          runCheck,
+		Action: runCheck,
 	}
 }
 

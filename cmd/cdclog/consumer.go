@@ -9,13 +9,11 @@ import (
 
 func consumerCommand() *cli.Command {
 	return &cli.Command{
-		Name:            "consumer",
-		Usage:           "manage the consumers registered in a database",
-		UsageText:       "cdclog consumer delete --db PATH [--lock-timeout D] NAME",
-		Description:     helpText("consumer"),
-		Subcommands:     []*cli.Command{consumerDeleteCommand()},
-		HideHelpCommand: true,
-		OnUsageError:    commandUsageError("consumer"),
+		Name:        "consumer",
+		Usage:       "manage the consumers registered in a database",
+		UsageText:   "cdclog consumer delete --db PATH [--lock-timeout D] NAME",
+		Description: helpText("consumer"),
+		Subcommands: []*cli.Command{consumerDeleteCommand()},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
 				return usageError("consumer needs a subcommand: delete")
@@ -27,13 +25,11 @@ func consumerCommand() *cli.Command {
 
 func consumerDeleteCommand() *cli.Command {
 	return &cli.Command{
-		Name:            "delete",
-		Usage:           "remove a consumer, so that gc's retention no longer waits for it",
-		UsageText:       "cdclog consumer delete --db PATH [--lock-timeout D] NAME",
-		Flags:           dbFlags(),
-		HideHelpCommand: true,
-		OnUsageError:    commandUsageError("consumer delete"),
-		Action:          runConsumerDelete,
+		Name:      "delete",
+		Usage:     "remove a consumer, so that gc's retention no longer waits for it",
+		UsageText: "cdclog consumer delete --db PATH [--lock-timeout D] NAME",
+		Flags:     dbFlags(),
+		Action:    runConsumerDelete,
 	}
 }
 

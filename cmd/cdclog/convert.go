@@ -10,13 +10,11 @@ import (
 
 func convertCommand() *cli.Command {
 	return &cli.Command{
-		Name:            "convert",
-		Usage:           "turn a naive stream (updates and finish messages) into a CDC stream",
-		UsageText:       "cdclog convert [FILE]",
-		Description:     helpText("convert"),
-		HideHelpCommand: true,
-		OnUsageError:    commandUsageError("convert"),
-		Action:          runConvert,
+		Name:        "convert",
+		Usage:       "turn a naive stream (updates and finish messages) into a CDC stream",
+		UsageText:   "cdclog convert [FILE]",
+		Description: helpText("convert"),
+		Action:      runConvert,
 	}
 }
 

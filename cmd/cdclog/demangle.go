@@ -13,14 +13,12 @@ import (
 
 func demangleCommand() *cli.Command {
 	return &cli.Command{
-		Name:            "demangle",
-		Usage:           "in-memory receiver: mangled CDC stream in, clean CDC stream out",
-		UsageText:       "cdclog demangle [--start T] [--on-error fail|skip|quarantine] [--quarantine FILE] [--max-memory SIZE] [FILE]",
-		Description:     helpText("demangle"),
-		Flags:           demangleFlags(),
-		HideHelpCommand: true,
-		OnUsageError:    commandUsageError("demangle"),
-		Action:          runDemangle,
+		Name:        "demangle",
+		Usage:       "in-memory receiver: mangled CDC stream in, clean CDC stream out",
+		UsageText:   "cdclog demangle [--start T] [--on-error fail|skip|quarantine] [--quarantine FILE] [--max-memory SIZE] [FILE]",
+		Description: helpText("demangle"),
+		Flags:       demangleFlags(),
+		Action:      runDemangle,
 	}
 }
 

@@ -61,6 +61,22 @@ func requireFlags(c *cli.Context, names ...string) error {
 	return nil
 }
 
+// setupCommands gives every command in cmds, and their subcommands, what
+// all of them need alike, so that no command can miss it: no "help"
+// subcommand of its own (cdclog's help command covers them all), and flag
+// mistakes as usage errors named by the command's path below cdclog
+// ("inspect status"), unless the command has its own handler.
+func setupCommands(path string, cmds []*cli.Command) {
+	for _, c := range cmds {
+		name := strings.TrimPrefix(path+" "+c.Name, " ")
+		c.HideHelpCommand = true
+		if c.OnUsageError == nil {
+			c.OnUsageError = commandUsageError(name)
+		}
+		setupCommands(name, c.Subcommands)
+	}
+}
+
 // commandUsageError makes a command's flag mistakes usage errors (exit
 // code 2): the app-level hook does not reach subcommands. An unknown flag
 // gets the flag it most likely meant.

@@ -23,9 +23,7 @@ func gcCommand() *cli.Command {
 			&cli.BoolFlag{Name: "no-compact", Usage: "only delete: freed pages are reused by later writes, the file does not shrink"},
 			&cli.BoolFlag{Name: "json", Usage: "print the result as one JSON object"},
 		),
-		HideHelpCommand: true,
-		OnUsageError:    commandUsageError("gc"),
-		Action:          runGC,
+		Action: runGC,
 	}
 }
 

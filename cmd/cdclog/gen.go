@@ -28,9 +28,7 @@ func genCommand() *cli.Command {
 			&cli.StringFlag{Name: "shape", Value: streamgen.Mixed.String(), Usage: "`SHAPE` of the progress (or finish) messages: mixed or simple"},
 			&cli.BoolFlag{Name: "open", Usage: "leave the stream open: no final statement that nothing follows the last time"},
 		},
-		HideHelpCommand: true,
-		OnUsageError:    commandUsageError("gen"),
-		Action:          runGen,
+		Action: runGen,
 	}
 }
 

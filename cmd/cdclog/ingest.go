@@ -26,9 +26,7 @@ func ingestCommand() *cli.Command {
 			&cli.DurationFlag{Name: "progress-interval", Value: 10 * time.Second, Usage: "when stderr is not a terminal, log progress every `D` (0: never)"},
 			metricsFlag(),
 		}, ingestBrokerFlags()...),
-		HideHelpCommand: true,
-		OnUsageError:    commandUsageError("ingest"),
-		Action:          runIngest,
+		Action: runIngest,
 	}
 }
 

@@ -23,8 +23,6 @@ func inspectCommand() *cli.Command {
 			inspectQuarantineCommand(),
 			inspectConsumersCommand(),
 		},
-		HideHelpCommand: true,
-		OnUsageError:    commandUsageError("inspect"),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				name := c.Args().First()
@@ -42,13 +40,11 @@ func inspectCommand() *cli.Command {
 // --json and the view's own flags.
 func inspectView(name, usage, usageText, description string, action cli.ActionFunc, flags ...cli.Flag) *cli.Command {
 	return &cli.Command{
-		Name:            name,
-		Usage:           usage,
-		UsageText:       usageText,
-		Description:     description,
-		Flags:           append(append(dbFlags(), jsonFlag()), flags...),
-		HideHelpCommand: true,
-		OnUsageError:    commandUsageError("inspect " + name),
+		Name:        name,
+		Usage:       usage,
+		UsageText:   usageText,
+		Description: description,
+		Flags:       append(append(dbFlags(), jsonFlag()), flags...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usageError("inspect %s takes no arguments, got %q", name, c.Args().Slice())

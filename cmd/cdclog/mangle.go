@@ -21,9 +21,7 @@ func mangleCommand() *cli.Command {
 			&cli.IntFlag{Name: "max-delay", Value: streamgen.DefaultMaxDelay, Usage: "largest number of messages, `N`, a copy is held back by; 0 keeps the order"},
 			&cli.IntFlag{Name: "max-copies", Value: streamgen.DefaultMaxCopies, Usage: "largest number of copies, `N`, of one message; 1 adds no duplicates"},
 		},
-		HideHelpCommand: true,
-		OnUsageError:    commandUsageError("mangle"),
-		Action:          runMangle,
+		Action: runMangle,
 	}
 }
 

@@ -19,7 +19,6 @@ func mergeCommand() *cli.Command {
 			&cli.StringFlag{Name: "on-error", Value: "fail", Usage: "`POLICY` for a line without a usable key: fail, skip or quarantine"},
 			&cli.StringFlag{Name: "quarantine", Usage: "with --on-error quarantine: JSON Lines `FILE` that receives rejected lines"},
 		},
-		HideHelpCommand: true,
 		// A bad flag is a usage error (exit 2); the app-level hook does not
 		// reach subcommands.
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {

@@ -11,14 +11,12 @@ import (
 
 func publishCommand() *cli.Command {
 	return &cli.Command{
-		Name:            "publish",
-		Usage:           "forward a database's stored clean stream to Kafka or NATS JetStream, exactly once, while ingest is stopped",
-		UsageText:       "cdclog publish --db PATH --to URL [--sink-id ID] [--takeover] [--transaction-timeout D] [--sink-timeout D]",
-		Description:     helpText("publish"),
-		Flags:           append(append(dbFlags(), &cli.StringFlag{Name: "to", Usage: "the output `URL`: kafka://BROKERS/TOPIC or nats://SERVERS/STREAM[/SUBJECT] (required)"}), sinkFlags()...),
-		HideHelpCommand: true,
-		OnUsageError:    commandUsageError("publish"),
-		Action:          runPublish,
+		Name:        "publish",
+		Usage:       "forward a database's stored clean stream to Kafka or NATS JetStream, exactly once, while ingest is stopped",
+		UsageText:   "cdclog publish --db PATH --to URL [--sink-id ID] [--takeover] [--transaction-timeout D] [--sink-timeout D]",
+		Description: helpText("publish"),
+		Flags:       append(append(dbFlags(), &cli.StringFlag{Name: "to", Usage: "the output `URL`: kafka://BROKERS/TOPIC or nats://SERVERS/STREAM[/SUBJECT] (required)"}), sinkFlags()...),
+		Action:      runPublish,
 	}
 }
 

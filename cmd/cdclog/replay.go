@@ -27,11 +27,9 @@ func replayCommand() *cli.Command {
 		UsageText: `cdclog replay --db PATH [--from-seq N] [--lock-timeout D]
 cdclog replay --db PATH --rederive | --verify
 cdclog replay [--start T] [--on-error fail|skip|quarantine] [--quarantine FILE] FILE`,
-		Description:     helpText("replay"),
-		Flags:           flags,
-		HideHelpCommand: true,
-		OnUsageError:    commandUsageError("replay"),
-		Action:          runReplay,
+		Description: helpText("replay"),
+		Flags:       flags,
+		Action:      runReplay,
 	}
 }
 

@@ -34,9 +34,7 @@ func serveCommand() *cli.Command {
 			&cli.DurationFlag{Name: "batch-delay", Value: serveBatchDelay, Usage: "group commit: wait at most `D` for more appends once one came (longer than ingest's 2ms: concurrent producers then share commits, and fsyncs)"},
 			lockTimeoutFlag(),
 		},
-		HideHelpCommand: true,
-		OnUsageError:    commandUsageError("serve"),
-		Action:          runServe,
+		Action: runServe,
 	}
 }
 

@@ -15,12 +15,10 @@ func printVersion(w io.Writer) {
 
 func versionCommand() *cli.Command {
 	return &cli.Command{
-		Name:            "version",
-		Usage:           "print the version, commit and Go version of this binary",
-		UsageText:       "cdclog version",
-		Description:     helpText("version"),
-		HideHelpCommand: true,
-		OnUsageError:    commandUsageError("version"),
+		Name:        "version",
+		Usage:       "print the version, commit and Go version of this binary",
+		UsageText:   "cdclog version",
+		Description: helpText("version"),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usageError("version takes no arguments, got %q", c.Args().First())
