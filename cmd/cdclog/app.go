@@ -11,24 +11,10 @@ import (
 // is registered here.
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	app := &cli.App{
-		Name:      "cdclog",
-		Usage:     "crash-safe processor for change-data-capture logs",
-		UsageText: "cdclog [global options] COMMAND [options] [ARGUMENTS...]",
-		Description: `cdclog takes a CDC stream that may be duplicated and reordered, persists every
-message to a bbolt write-ahead log, and emits a clean stream: deduplicated, in
-time order, each time released only when complete, exactly once even across
-kill -9.
-
-Try it:
-   cdclog gen --times 1000 | cdclog mangle | cdclog demangle
-   cdclog gen | cdclog mangle > in.jsonl && cdclog ingest --db state.db --out clean.jsonl in.jsonl
-   cdclog inspect --db state.db status
-
-Flags may come before or after the command and its arguments; "--" ends
-them. 'cdclog help COMMAND' shows a command's help, 'cdclog completion bash'
-(or zsh, fish) writes a shell completion script.
-
-Exit codes: 0 success, 1 runtime failure, 2 usage error, 3 protocol violation.`,
+		Name:                   "cdclog",
+		Usage:                  "crash-safe processor for change-data-capture logs",
+		UsageText:              "cdclog [global options] COMMAND [options] [ARGUMENTS...]",
+		Description:            helpText("cdclog"),
 		Flags:                  globalFlags(),
 		Reader:                 stdin,
 		Writer:                 stdout,
@@ -64,6 +50,7 @@ Exit codes: 0 success, 1 runtime failure, 2 usage error, 3 protocol violation.`,
 	// urfave adds --help to the app only when it adds its own help
 	// command; cdclog has its own (helpCommand).
 	app.Flags = append(app.Flags, cli.HelpFlag)
+	setupCommands("", app.Commands)
 	app.Setup()
 	return app
 }
@@ -82,19 +69,11 @@ func unknownCommand(cmds []*cli.Command, name string) error {
 // help is the same either way; the action only runs for "help" alone.
 func helpCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "help",
-		Usage:     "show the help of cdclog or of a command",
-		UsageText: "cdclog help [COMMAND [VIEW]]",
-		Description: `Shows the same help as --help: of cdclog without a COMMAND, of a command, or
-of one of inspect's views.
-
-Examples:
-   cdclog help
-   cdclog help ingest
-   cdclog help inspect status`,
-		HideHelpCommand: true,
-		OnUsageError:    commandUsageError("help"),
-		Action:          cli.ShowAppHelp,
+		Name:        "help",
+		Usage:       "show the help of cdclog or of a command",
+		UsageText:   "cdclog help [COMMAND [VIEW]]",
+		Description: helpText("help"),
+		Action:      cli.ShowAppHelp,
 	}
 }
 

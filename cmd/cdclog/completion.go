@@ -21,12 +21,10 @@ func completionCommand() *cli.Command {
 	var subs []*cli.Command
 	for _, sh := range completionShells {
 		subs = append(subs, &cli.Command{
-			Name:            sh.name,
-			Usage:           "write the " + sh.name + " completion script to stdout",
-			UsageText:       "cdclog completion " + sh.name,
-			Description:     "Load it with:\n   " + sh.install,
-			HideHelpCommand: true,
-			OnUsageError:    commandUsageError("completion " + sh.name),
+			Name:        sh.name,
+			Usage:       "write the " + sh.name + " completion script to stdout",
+			UsageText:   "cdclog completion " + sh.name,
+			Description: "Load it with:\n   " + sh.install,
 			Action: func(c *cli.Context) error {
 				if c.NArg() > 0 {
 					return usageError("completion %s takes no arguments, got %q", sh.name, c.Args().First())
@@ -37,22 +35,11 @@ func completionCommand() *cli.Command {
 		})
 	}
 	return &cli.Command{
-		Name:      "completion",
-		Usage:     "write a shell completion script: bash, zsh or fish",
-		UsageText: "cdclog completion bash|zsh|fish",
-		Description: `Writes a script that makes the shell complete cdclog's commands, flags, the
-values some flags list (--format, --on-error, ...) and inspect's views, and
-file names elsewhere. The scripts are generated from the command definitions
-of this binary, so they know every command it has.
-
-Examples:
-   source <(cdclog completion bash)
-   source <(cdclog completion zsh)
-   cdclog completion fish | source
-   cdclog completion bash > ~/.local/share/bash-completion/completions/cdclog`,
-		Subcommands:     subs,
-		HideHelpCommand: true,
-		OnUsageError:    commandUsageError("completion"),
+		Name:        "completion",
+		Usage:       "write a shell completion script: bash, zsh or fish",
+		UsageText:   "cdclog completion bash|zsh|fish",
+		Description: helpText("completion"),
+		Subcommands: subs,
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usageError("completion: unknown shell %q (want bash, zsh or fish)", c.Args().First())

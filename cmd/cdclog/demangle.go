@@ -13,40 +13,22 @@ import (
 
 func demangleCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "demangle",
-		Usage:     "in-memory receiver: mangled CDC stream in, clean CDC stream out",
-		UsageText: "cdclog demangle [--start T] [--on-error fail|skip|quarantine] [--quarantine FILE] [--max-memory SIZE] [FILE]",
-		Description: `Reads a CDC stream that may be duplicated and reordered (FILE, or stdin when
-FILE is absent or "-") and writes the clean stream to stdout: each time's
-updates once, in canonical order, released only when that time and every
-earlier one are complete, each release followed by one progress statement.
-Nothing is stored: use 'cdclog ingest' for a crash-safe run.
+		Name:        "demangle",
+		Usage:       "in-memory receiver: mangled CDC stream in, clean CDC stream out",
+		UsageText:   "cdclog demangle [--start T] [--on-error fail|skip|quarantine] [--quarantine FILE] [--max-memory SIZE] [FILE]",
+		Description: helpText("demangle"),
+		Flags:       demangleFlags(),
+		Action:      runDemangle,
+	}
+}
 
-What is pending (held for times that are not complete yet) is held in
-memory: past 32 MiB, compactly, as it arrived, to be judged when the
-frontier comes near. Once the Go heap holds more than --max-memory (default:
-half the machine's memory), demangle stops with an error: 'cdclog ingest'
-keeps the pending state on disk instead.
-
-A message that contradicts an earlier one (a protocol violation) stops the
-run with exit code 3, naming both messages; malformed input stops it with
-exit code 1, naming file and line. With --on-error skip such messages are
-counted, reported on stderr and dropped; with --on-error quarantine they are
-also written to the --quarantine file as JSON Lines.
-
-Examples:
-   cdclog gen --times 1000 | cdclog mangle | cdclog demangle
-   cdclog demangle captured.jsonl > clean.jsonl
-   cdclog --in-format msgpack demangle captured.mp > clean.jsonl`,
-		Flags: []cli.Flag{
-			&cli.Uint64Flag{Name: "start", Usage: "initial frontier `T`: times below it count as complete and already emitted"},
-			onErrorFlag(),
-			&cli.StringFlag{Name: "quarantine", Usage: "with --on-error quarantine: JSON Lines `FILE` receiving the rejected messages"},
-			&cli.StringFlag{Name: "max-memory", Usage: "stop with an error once the pending state takes `SIZE` of memory, such as 4GiB or 512MiB (default: half the machine's memory; 0: no limit)"},
-		},
-		HideHelpCommand: true,
-		OnUsageError:    commandUsageError("demangle"),
-		Action:          runDemangle,
+// demangleFlags are demangle's flags, which 'replay FILE' shares.
+func demangleFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.Uint64Flag{Name: "start", Usage: "initial frontier `T`: times below it count as complete and already emitted"},
+		onErrorFlag(),
+		&cli.StringFlag{Name: "quarantine", Usage: "with --on-error quarantine: JSON Lines `FILE` receiving the rejected messages"},
+		&cli.StringFlag{Name: "max-memory", Usage: "stop with an error once the pending state takes `SIZE` of memory, such as 4GiB or 512MiB (default: half the machine's memory; 0: no limit)"},
 	}
 }
 

@@ -2,14 +2,51 @@ package main
 
 import (
 	"strings"
+	"time"
 
 	"github.com/cdclog/cdclog/internal/cliargs"
+	"github.com/cdclog/cdclog/recovery"
 	"github.com/urfave/cli/v2"
 )
 
-// onErrorFlag is the --on-error flag shared by ingest, demangle and merge.
+// This file defines once each flag that several commands share, and the
+// usage-error handling every command uses.
+
+// onErrorFlag is the --on-error of ingest, serve, demangle and replay
+// (merge words its own for the lines it rejects).
 func onErrorFlag() cli.Flag {
 	return &cli.StringFlag{Name: "on-error", Value: "fail", Usage: "`POLICY` for bad input and protocol violations: fail, skip or quarantine"}
+}
+
+// defaultLockTimeout is how long a database command waits for a database
+// another process holds.
+const defaultLockTimeout = 3 * time.Second
+
+// dbFlags are --db and --lock-timeout. inspect declares them on itself and
+// on each view, so both "inspect --db P status" and "inspect status --db P"
+// work.
+func dbFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "db", Usage: "cdclog database `PATH`"},
+		lockTimeoutFlag(),
+	}
+}
+
+// lockTimeoutFlag is --lock-timeout: how long to wait for a database
+// another process holds.
+func lockTimeoutFlag() cli.Flag {
+	return &cli.DurationFlag{Name: "lock-timeout", Value: defaultLockTimeout, Usage: "give up after `D` if another process holds the database (0: do not wait)"}
+}
+
+// newDBFlag is the --db of the commands that create the database when it
+// is missing (ingest, serve).
+func newDBFlag() cli.Flag {
+	return &cli.StringFlag{Name: "db", Usage: "bbolt database `PATH` (created if missing; required)"}
+}
+
+// batchMessagesFlag is --batch-messages: the group commit's size.
+func batchMessagesFlag() cli.Flag {
+	return &cli.IntFlag{Name: "batch-messages", Value: recovery.DefaultBatchMessages, Usage: "group commit: at most `N` messages per transaction"}
 }
 
 // requireFlags returns a usage error naming the first of the flags that was
@@ -22,6 +59,22 @@ func requireFlags(c *cli.Context, names ...string) error {
 		}
 	}
 	return nil
+}
+
+// setupCommands gives every command in cmds, and their subcommands, what
+// all of them need alike, so that no command can miss it: no "help"
+// subcommand of its own (cdclog's help command covers them all), and flag
+// mistakes as usage errors named by the command's path below cdclog
+// ("inspect status"), unless the command has its own handler.
+func setupCommands(path string, cmds []*cli.Command) {
+	for _, c := range cmds {
+		name := strings.TrimPrefix(path+" "+c.Name, " ")
+		c.HideHelpCommand = true
+		if c.OnUsageError == nil {
+			c.OnUsageError = commandUsageError(name)
+		}
+		setupCommands(name, c.Subcommands)
+	}
 }
 
 // commandUsageError makes a command's flag mistakes usage errors (exit

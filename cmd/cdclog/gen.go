@@ -15,39 +15,10 @@ const defaultGenTimes = 100
 
 func genCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "gen",
-		Usage:     "write a deterministic example stream to stdout",
-		UsageText: "cdclog gen [--kind cdc|naive] [--seed N] [--times N] [--keys N] [--start T] [--shape mixed|simple] [--open]",
-		Description: `Writes an example stream, the same for the same flags on every machine and in
-every release.
-
---kind cdc (the default) writes a consolidated CDC stream in time order: for
-each time, the updates of the keys that change (each key independently: no
-change 70% of the time, ±1 20%, ±2 10%), then a progress statement for the
-time. Keys are JSON data: "key-<i>", and {"id":<i>,"name":"k<i>"} for every
-fifth key. With --shape mixed (the default) one statement in ten closes 2 to 4
-times at once, and one in sixteen is followed by a statement restating the
-last few times, as a re-batching producer would; --shape simple gives each
-time a statement of its own.
-
---kind naive writes the input of 'cdclog convert': updates at the current time
-(a key may change several times within a time) and finish messages. With
---shape mixed one time in ten has no finish of its own, so the next finish
-closes both.
-
-After the last time the stream ends with a statement that nothing follows:
-the progress statement [end, ∞) without counts ({"progress":{"lower":100,
-"counts":[]}}, an absent upper being the end of the stream), or for --kind
-naive a finish at the largest time, which 'cdclog convert' turns into that
-statement. A receiver then sees every time complete. --open leaves it out, as
-a producer that will go on later would.
-
---times 0 writes forever (until the reader goes away).
-
-Examples:
-   cdclog gen --times 1000 | cdclog mangle | cdclog demangle
-   cdclog gen --kind naive --seed 7 | cdclog convert
-   cdclog --out-format msgpack gen --keys 1000 --times 0 | head -c 1M > sample.mp`,
+		Name:        "gen",
+		Usage:       "write a deterministic example stream to stdout",
+		UsageText:   "cdclog gen [--kind cdc|naive] [--seed N] [--times N] [--keys N] [--start T] [--shape mixed|simple] [--open]",
+		Description: helpText("gen"),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "kind", Value: streamgen.CDC.String(), Usage: "`KIND` of stream: cdc or naive"},
 			&cli.Int64Flag{Name: "seed", Usage: "`N` selects the stream"},
@@ -57,9 +28,7 @@ Examples:
 			&cli.StringFlag{Name: "shape", Value: streamgen.Mixed.String(), Usage: "`SHAPE` of the progress (or finish) messages: mixed or simple"},
 			&cli.BoolFlag{Name: "open", Usage: "leave the stream open: no final statement that nothing follows the last time"},
 		},
-		HideHelpCommand: true,
-		OnUsageError:    commandUsageError("gen"),
-		Action:          runGen,
+		Action: runGen,
 	}
 }
 

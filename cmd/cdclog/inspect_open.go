@@ -12,39 +12,9 @@ import (
 )
 
 // This file holds what the commands on an existing database (inspect,
-// replay, gc) share: the --db and --lock-timeout flags, opening, and the
-// error an operator sees when the database is busy or missing.
-
-// defaultLockTimeout is how long a database command waits for a database
-// another process holds.
-const defaultLockTimeout = 3 * time.Second
-
-// dbFlags are --db and --lock-timeout. inspect declares them on itself and
-// on each view, so both "inspect --db P status" and "inspect status --db P"
-// work.
-func dbFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringFlag{Name: "db", Usage: "cdclog database `PATH`"},
-		lockTimeoutFlag(),
-	}
-}
-
-// lockTimeoutFlag is --lock-timeout: how long to wait for a database
-// another process holds.
-func lockTimeoutFlag() cli.Flag {
-	return &cli.DurationFlag{Name: "lock-timeout", Value: defaultLockTimeout, Usage: "give up after `D` if another process holds the database (0: do not wait)"}
-}
-
-// newDBFlag is the --db of the commands that create the database when it
-// is missing (ingest, serve).
-func newDBFlag() cli.Flag {
-	return &cli.StringFlag{Name: "db", Usage: "bbolt database `PATH` (created if missing; required)"}
-}
-
-// batchMessagesFlag is --batch-messages: the group commit's size.
-func batchMessagesFlag() cli.Flag {
-	return &cli.IntFlag{Name: "batch-messages", Value: recovery.DefaultBatchMessages, Usage: "group commit: at most `N` messages per transaction"}
-}
+// replay, gc) share: reading --db and --lock-timeout (flags.go defines
+// them), opening, and the error an operator sees when the database is busy
+// or missing.
 
 // givenIn returns the nearest context in c's lineage where the flag name
 // was given, or c when it was given nowhere.

@@ -12,35 +12,16 @@ import (
 
 func mangleCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "mangle",
-		Usage:     "duplicate and reorder a stream, deterministically by seed",
-		UsageText: "cdclog mangle [--seed N] [--max-delay N] [--max-copies N] [FILE]",
-		Description: `Reads a stream (FILE, or stdin when FILE is absent or "-") and writes it
-duplicated and reordered to stdout, as an at-least-once transport with retries
-would deliver it; the same input and flags give the same output.
-
-Every message is written 1 to --max-copies times (one copy three times out of
-four, otherwise 2 to --max-copies). Each copy is held back by 0 to --max-delay
-messages: none half of the time, otherwise weighted towards short delays. So a
-copy of the i-th message is written after the i-th message is read and before
-the (i+max-delay+1)-th is, and memory stays bounded. Any stream is accepted:
-CDC, naive, or a mix; messages are not checked against each other.
-
-Malformed input stops the command with exit code 1, naming file and line; the
-messages read before it are written.
-
-Examples:
-   cdclog gen --times 1000 | cdclog mangle | cdclog demangle
-   cdclog mangle --seed 3 --max-delay 100 --max-copies 5 clean.jsonl > mangled.jsonl
-   cdclog --format msgpack mangle captured.mp > mangled.mp`,
+		Name:        "mangle",
+		Usage:       "duplicate and reorder a stream, deterministically by seed",
+		UsageText:   "cdclog mangle [--seed N] [--max-delay N] [--max-copies N] [FILE]",
+		Description: helpText("mangle"),
 		Flags: []cli.Flag{
 			&cli.Int64Flag{Name: "seed", Usage: "`N` selects the duplication and reordering"},
 			&cli.IntFlag{Name: "max-delay", Value: streamgen.DefaultMaxDelay, Usage: "largest number of messages, `N`, a copy is held back by; 0 keeps the order"},
 			&cli.IntFlag{Name: "max-copies", Value: streamgen.DefaultMaxCopies, Usage: "largest number of copies, `N`, of one message; 1 adds no duplicates"},
 		},
-		HideHelpCommand: true,
-		OnUsageError:    commandUsageError("mangle"),
-		Action:          runMangle,
+		Action: runMangle,
 	}
 }
 

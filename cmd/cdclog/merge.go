@@ -11,45 +11,14 @@ import (
 
 func mergeCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "merge",
-		Usage:     "merge shards' JSON Lines records into one total order",
-		UsageText: "cdclog merge [--on-error fail|skip|quarantine] [--quarantine FILE] FILE...",
-		Description: `Reads one JSON Lines file per shard ("-" is stdin) and writes every record,
-unchanged and exactly once, to stdout in total order: by meta.created_at
-(epoch seconds, integer or fractional, or an RFC 3339 date-time), then by
-meta.sequence_number (a decimal integer of any length, compared as a number),
-then by arrival. A record without meta.created_at or meta.sequence_number
-takes dynamodb.ApproximateCreationDateTime or dynamodb.SequenceNumber instead,
-as DynamoDB stream records carry them.
-
-A record is written only when every shard still being read has a record
-waiting, so the order holds across the whole files. Each shard is read and
-parsed ahead on its own thread, in chunks, and memory stays bounded whatever
-the files' size: about 20 MiB for up to 64 shards, then about 150 KiB more
-per shard.
-Each shard's own order is always kept: a record whose key is below its
-predecessor's in the same file is reported as out of order and written after
-that predecessor.
-
-A line without a usable key (not a JSON object, a field missing or malformed,
-longer than 16 MiB) is an error naming file and line. With --on-error fail (the
-default) the command stops there with exit code 1: records already written
-stay, nothing more is written. skip reports each such line on stderr and goes
-on; quarantine writes each to the --quarantine file as JSON Lines
-{"source","line","reason","raw"} ("raw_base64" instead of "raw" when the line
-is not UTF-8; "truncated" when only the first KiB of an over-long line is kept).
-
-Exit codes: 0 success, 1 bad line (under fail), missing file or write error,
-2 usage error.
-
-Examples:
-   cdclog merge shard-a.jsonl shard-b.jsonl > merged.jsonl
-   cdclog merge --on-error quarantine --quarantine rejected.jsonl shards/*.jsonl > merged.jsonl`,
+		Name:        "merge",
+		Usage:       "merge shards' JSON Lines records into one total order",
+		UsageText:   "cdclog merge [--on-error fail|skip|quarantine] [--quarantine FILE] FILE...",
+		Description: helpText("merge"),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "on-error", Value: "fail", Usage: "`POLICY` for a line without a usable key: fail, skip or quarantine"},
 			&cli.StringFlag{Name: "quarantine", Usage: "with --on-error quarantine: JSON Lines `FILE` that receives rejected lines"},
 		},
-		HideHelpCommand: true,
 		// A bad flag is a usage error (exit 2); the app-level hook does not
 		// reach subcommands.
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {

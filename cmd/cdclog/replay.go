@@ -20,49 +20,16 @@ func replayCommand() *cli.Command {
 		&cli.BoolFlag{Name: "verify", Usage: "with --db: re-derive and compare with the stored output; print a summary, exit 1 if they differ"},
 	)
 	// replay FILE is demangle FILE: same flags, same code.
-	flags = append(flags, demangleCommand().Flags...)
+	flags = append(flags, demangleFlags()...)
 	return &cli.Command{
 		Name:  "replay",
 		Usage: "offline replay: a database's stored output (or re-derived from its WAL), or a captured input file",
 		UsageText: `cdclog replay --db PATH [--from-seq N] [--lock-timeout D]
 cdclog replay --db PATH --rederive | --verify
 cdclog replay [--start T] [--on-error fail|skip|quarantine] [--quarantine FILE] FILE`,
-		Description: `With --db, writes the database's committed clean stream to stdout in the
-output format (--format/--out-format): byte-identical to the file
-'ingest --out' wrote in that format. --from-seq N starts at output record N,
-so a consumer that lost its place resumes where it stopped ('inspect output'
-shows the sequence numbers).
-
---rederive recomputes the clean stream from the write-ahead log alone: a
-fresh receiver is fed every stored message in the order it was accepted, as
-an offline replay of the captured log. --verify does the same and compares
-the result with the stored output record by record; it prints
-"verified N records: identical" and exits 0, or names the first record that
-differs and exits 1. After 'cdclog gc' both cover only the times from the WAL
-floor on, and after 'gc --retain-output' --verify compares only the records
-the output log kept, and says so.
-
-After 'gc --retain-output' the output log starts past record 1 ('inspect
-status' shows where): replay then needs a --from-seq at or after that, and
-says so otherwise.
-
-The database is opened read-only; while another process holds it, replay
-says so after --lock-timeout.
-
-With FILE instead of --db, replay runs a captured input through the
-in-memory receiver, exactly as 'cdclog demangle FILE' ("-" is stdin).
-
-Examples:
-   cdclog replay --db state.db > clean.jsonl        # same bytes as ingest --out
-   cdclog replay --db state.db --from-seq 1001 | consumer
-   cdclog replay --db state.db --rederive > rederived.jsonl
-   cdclog replay --db state.db --verify
-   cdclog --out-format msgpack replay --db state.db > clean.mp
-   cdclog replay captured.jsonl > clean.jsonl`,
-		Flags:           flags,
-		HideHelpCommand: true,
-		OnUsageError:    commandUsageError("replay"),
-		Action:          runReplay,
+		Description: helpText("replay"),
+		Flags:       flags,
+		Action:      runReplay,
 	}
 }
 

@@ -19,61 +19,10 @@ const defaultListen = "127.0.0.1:8470"
 
 func serveCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "serve",
-		Usage:     "the durable processor behind HTTP: append messages, read the clean stream, status and metrics",
-		UsageText: "cdclog serve --db PATH [--listen ADDR] [--on-error fail|skip|quarantine] [--max-body SIZE]",
-		Description: `Runs the durable processor of 'cdclog ingest' on the database PATH and answers
-HTTP on ADDR (default ` + defaultListen + `), so that producers and consumers in any
-language can use it:
-
-   POST /v1/append    a body of messages, JSON Lines (Content-Type
-                      application/x-ndjson) or msgpack (application/msgpack; an
-                      unlabelled body is in --in-format). The answer, once the
-                      messages are durably committed, is a JSON object: request,
-                      messages, accepted, duplicates, stale, skipped,
-                      quarantined, applied, released, first_rejection.
-                      Concurrent appends share group commits.
-   GET  /v1/output?from=SEQ[&limit=N][&wait=D]
-                      the clean stream from sequence number SEQ (default 1) as
-                      JSON Lines, each record with its "seq" first:
-                      {"seq":7,"update":{...}}. Without limit a stream, held
-                      open for new records; with limit it waits up to D (Go
-                      syntax, 5s; default 0, at most 5m) for at least one
-                      record and returns at most N.
-   GET  /v1/status    'cdclog inspect status --json' of the running processor
-   GET  /metrics      Prometheus metrics (see docs: package metrics)
-   GET  /healthz      200 while the processor runs, 503 after a storage failure
-
-Errors are JSON, {"error": "..."}, in the words of the command line: 400 for
-input that cannot be decoded (positions name the request: "request 17:3"; a
-body that cannot be decoded is refused whole), 409 for a protocol violation
-under --on-error fail (the messages before it are committed), 413 for a body
-over --max-body, 415 for an unknown Content-Type, 404, 405. At most
---max-inflight bytes of bodies are held at once (memory); further appends
-wait for room before their body is read.
-
-A consumer that keeps the last seq it applied in its own transaction, and
-asks from the next after a restart, applies every record exactly once.
-
---listen: an address without a host (:PORT, or PORT) is the loopback interface
-only. There is no authentication: anyone who can reach the port can append to
-the stream, which is durable and cannot be taken back, and read all of it.
-Give a wider address (0.0.0.0:PORT, [::]:PORT) only on a trusted network, or
-behind a proxy that authenticates.
-
-The database is locked while serve runs, as with ingest, and 'cdclog inspect'
-asks the running process over the control socket next to the database.
-SIGINT or SIGTERM: stop accepting, answer the appends in flight once
-committed, end the output streams, close the database, one summary line, exit
-0 (SIGTERM) or 130 (SIGINT). A second signal exits at once; the next run
-recovers from the last commit.
-
-Examples:
-   cdclog serve --db state.db
-   cdclog gen | cdclog mangle | curl --data-binary @- -H 'Content-Type: application/x-ndjson' http://127.0.0.1:8470/v1/append
-   curl -N 'http://127.0.0.1:8470/v1/output?from=1'
-   curl 'http://127.0.0.1:8470/v1/output?from=100&limit=1000&wait=10s'
-   curl http://127.0.0.1:8470/v1/status`,
+		Name:        "serve",
+		Usage:       "the durable processor behind HTTP: append messages, read the clean stream, status and metrics",
+		UsageText:   "cdclog serve --db PATH [--listen ADDR] [--on-error fail|skip|quarantine] [--max-body SIZE]",
+		Description: helpText("serve"),
 		Flags: []cli.Flag{
 			newDBFlag(),
 			&cli.StringFlag{Name: "listen", Value: defaultListen, Usage: "answer HTTP on `ADDR`; :PORT is loopback only; a wider address lets anyone who reaches it append and read (no authentication)"},
@@ -85,9 +34,7 @@ Examples:
 			&cli.DurationFlag{Name: "batch-delay", Value: serveBatchDelay, Usage: "group commit: wait at most `D` for more appends once one came (longer than ingest's 2ms: concurrent producers then share commits, and fsyncs)"},
 			lockTimeoutFlag(),
 		},
-		HideHelpCommand: true,
-		OnUsageError:    commandUsageError("serve"),
-		Action:          runServe,
+		Action: runServe,
 	}
 }
 

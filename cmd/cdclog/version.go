@@ -15,20 +15,10 @@ func printVersion(w io.Writer) {
 
 func versionCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "version",
-		Usage:     "print the version, commit and Go version of this binary",
-		UsageText: "cdclog version",
-		Description: `Prints what the binary knows of its build: the module version (a release or
-pseudo-version for 'go install github.com/cdclog/cdclog/cmd/cdclog@VERSION',
-"(devel)" for a build in a checkout), the commit it was built from and whether
-the checkout had uncommitted changes, and the Go version. 'cdclog --version'
-prints the same.
-
-Examples:
-   cdclog version
-   cdclog --version`,
-		HideHelpCommand: true,
-		OnUsageError:    commandUsageError("version"),
+		Name:        "version",
+		Usage:       "print the version, commit and Go version of this binary",
+		UsageText:   "cdclog version",
+		Description: helpText("version"),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usageError("version takes no arguments, got %q", c.Args().First())
