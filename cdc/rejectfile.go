@@ -20,7 +20,9 @@ type RejectFile struct {
 }
 
 // InputError is CreateRejectFile's refusal of a quarantine file that is
-// also one of the run's inputs: creating it would empty that input.
+// also one of the run's inputs: creating it would empty that input. It
+// matches ErrOption (errors.Is): the command line reports it as a usage
+// error, in its words.
 type InputError struct {
 	// Path is the quarantine file.
 	Path string
@@ -28,11 +30,34 @@ type InputError struct {
 	Input string
 }
 
+// Error names the file as the command line's flag does: "--quarantine
+// PATH is also an input file (INPUT)", or "is also the input (stdin
+// reads it)".
 func (e *InputError) Error() string {
 	if e.Input == "-" {
-		return fmt.Sprintf("quarantine file %s is also the input (stdin reads it)", e.Path)
+		return fmt.Sprintf("--quarantine %s is also the input (stdin reads it)", e.Path)
 	}
-	return fmt.Sprintf("quarantine file %s is also an input file (%s)", e.Path, e.Input)
+	return fmt.Sprintf("--quarantine %s is also an input file (%s)", e.Path, e.Input)
+}
+
+// Is reports whether target is ErrOption.
+func (e *InputError) Is(target error) bool { return target == ErrOption }
+
+// CreateRejectFileFor is CreateRejectFile for a run whose error policy
+// decides whether it has a quarantine file, and that has no database to
+// keep rejects in: under Quarantine path must be given, under another
+// policy it must not (either mismatch is an *OptionError). Without a path
+// it returns a nil *RejectFile, whose Close does nothing.
+func CreateRejectFileFor(policy ErrorPolicy, path string, inputs []string, stdin io.Reader) (*RejectFile, error) {
+	switch {
+	case policy == Quarantine && path == "":
+		return nil, &OptionError{Option: "--on-error quarantine", Reason: "needs --quarantine FILE (there is no database to keep rejected messages in)"}
+	case policy != Quarantine && path != "":
+		return nil, &OptionError{Option: "--quarantine", Reason: "is only used with --on-error quarantine"}
+	case path == "":
+		return nil, nil
+	}
+	return CreateRejectFile(path, inputs, stdin)
 }
 
 // CreateRejectFile creates (or empties) the quarantine file at path and
@@ -109,9 +134,9 @@ func (f *RejectFile) Count() uint64 { return f.w.Count() }
 
 // Close flushes, fsyncs and closes the file, so that what was quarantined
 // is on disk when the run reports success; the error names the file.
-// Closing it again does nothing.
+// Closing it again, or closing a nil *RejectFile, does nothing.
 func (f *RejectFile) Close() error {
-	if f.file == nil {
+	if f == nil || f.file == nil {
 		return nil
 	}
 	err := f.w.Close()

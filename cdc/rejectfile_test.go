@@ -45,13 +45,44 @@ func TestCreateRejectFileRefusesAnInputHoweverItIsNamed(t *testing.T) {
 			if !errors.As(err, &ie) {
 				t.Fatalf("CreateRejectFile = %v, %v; want an *InputError", f, err)
 			}
-			if ie.Path != tc.path || ie.Input != tc.wantInput || !strings.Contains(err.Error(), tc.says) {
+			if ie.Path != tc.path || ie.Input != tc.wantInput || !strings.Contains(err.Error(), tc.says) || !errors.Is(err, ErrOption) {
 				t.Errorf("got %+v (%q), want input %q saying %q", ie, err, tc.wantInput, tc.says)
 			}
 			if b, _ := os.ReadFile(in); string(b) != "keep me\n" {
 				t.Fatalf("the input now holds %q", b)
 			}
 		})
+	}
+}
+
+func TestCreateRejectFileForChecksThePathAgainstThePolicy(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name   string
+		policy ErrorPolicy
+		path   string
+		err    string // "" when it succeeds
+		file   bool
+	}{
+		{"quarantine without a path", Quarantine, "", "--on-error quarantine needs --quarantine FILE (there is no database to keep rejected messages in)", false},
+		{"a path under fail", Fail, filepath.Join(dir, "a"), "--quarantine is only used with --on-error quarantine", false},
+		{"a path under skip", Skip, filepath.Join(dir, "b"), "--quarantine is only used with --on-error quarantine", false},
+		{"neither", Skip, "", "", false},
+		{"both", Quarantine, filepath.Join(dir, "c"), "", true},
+	} {
+		f, err := CreateRejectFileFor(tc.policy, tc.path, []string{"in"}, nil)
+		switch {
+		case tc.err != "" && (err == nil || err.Error() != tc.err || !errors.Is(err, ErrOption)):
+			t.Errorf("%s: %v, want the option error %q", tc.name, err, tc.err)
+		case tc.err == "" && (err != nil || (f != nil) != tc.file):
+			t.Errorf("%s: %v, %v; want a file: %v", tc.name, f, err, tc.file)
+		}
+		if err := f.Close(); err != nil { // a nil *RejectFile too
+			t.Errorf("%s: Close: %v", tc.name, err)
+		}
+		if _, serr := os.Stat(tc.path); tc.path != "" && (serr == nil) != tc.file {
+			t.Errorf("%s: the file exists: %v", tc.name, serr == nil)
+		}
 	}
 }
 

@@ -46,12 +46,12 @@ func runDemangle(c *cli.Context) (err error) {
 			return usageError("--max-memory: %v", err)
 		}
 	}
-	q, err := openRejectSink(e, policy, c.String("quarantine"), c.Args().Slice())
+	q, err := cdc.CreateRejectFileFor(policy, c.String("quarantine"), c.Args().Slice(), e.stdin)
 	if err != nil {
 		return err
 	}
 	defer func() {
-		if cerr := q.close(); err == nil {
+		if cerr := q.Close(); err == nil {
 			err = cerr
 		}
 	}()
@@ -69,8 +69,8 @@ func runDemangle(c *cli.Context) (err error) {
 			prog.Batch(p.Offset, p.Messages, func() (uint64, bool) { return p.Frontier, p.Done })
 		}
 	}
-	if q.f != nil {
-		o.Quarantine = q.f
+	if q != nil {
+		o.Quarantine = q
 	}
 	res, runErr := clean.Stream(c.Context, cdc.NewReader(in, e.inFormat, name), cdc.NewWriter(e.stdout, e.outFormat), o)
 	prog.Finish()

@@ -76,12 +76,12 @@ func runMerge(c *cli.Context) error {
 		return withCode(exitFailure, err)
 	}
 	defer closeAll()
-	rejects, err := openRejectSink(e, opts.merge.OnError, opts.quarantine, opts.files)
+	rejects, err := cdc.CreateRejectFileFor(opts.merge.OnError, opts.quarantine, opts.files, e.stdin)
 	if err != nil {
 		return err
 	}
 	if opts.rejects != nil {
-		opts.rejects.RejectWriter = rejects.f
+		opts.rejects.RejectWriter = rejects
 	}
 	start := time.Now()
 	var p *progress.Counter // nil, drawing nothing, unless stderr is a terminal
@@ -90,11 +90,11 @@ func runMerge(c *cli.Context) error {
 	}
 	opts.merge.Progress = p.Draw
 	stats, err := ordering.MergeJSONL(c.Context, shards, e.stdout, opts.merge)
-	if qerr := rejects.close(); err == nil {
+	if qerr := rejects.Close(); err == nil {
 		err = qerr
 	}
 	p.Clear()
-	summarizeMerge(e, stats, rejects.name, time.Since(start), err)
+	summarizeMerge(e, stats, opts.quarantine, time.Since(start), err)
 	return withCode(exitFailure, err)
 }
 
