@@ -55,7 +55,7 @@ func runDemangle(c *cli.Context) (err error) {
 			err = cerr
 		}
 	}()
-	in, name, closeIn, err := openInput(e, c.Args().First())
+	in, closeIn, err := cdc.OpenInput(c.Args().First(), e.stdin, e.inFormat)
 	if err != nil {
 		return err
 	}
@@ -72,7 +72,7 @@ func runDemangle(c *cli.Context) (err error) {
 	if q != nil {
 		o.Quarantine = q
 	}
-	res, runErr := clean.Stream(c.Context, cdc.NewReader(in, e.inFormat, name), cdc.NewWriter(e.stdout, e.outFormat), o)
+	res, runErr := clean.Stream(c.Context, in, cdc.NewWriter(e.stdout, e.outFormat), o)
 	prog.Finish()
 	reportDemangle(e, &res)
 	return demangleError(runErr)
