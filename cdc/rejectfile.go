@@ -43,23 +43,6 @@ func (e *InputError) Error() string {
 // Is reports whether target is ErrOption.
 func (e *InputError) Is(target error) bool { return target == ErrOption }
 
-// CreateRejectFileFor is CreateRejectFile for a run whose error policy
-// decides whether it has a quarantine file, and that has no database to
-// keep rejects in: under Quarantine path must be given, under another
-// policy it must not (either mismatch is an *OptionError). Without a path
-// it returns a nil *RejectFile, whose Close does nothing.
-func CreateRejectFileFor(policy ErrorPolicy, path string, inputs []string, stdin io.Reader) (*RejectFile, error) {
-	switch {
-	case policy == Quarantine && path == "":
-		return nil, &OptionError{Option: "--on-error quarantine", Reason: "needs --quarantine FILE (there is no database to keep rejected messages in)"}
-	case policy != Quarantine && path != "":
-		return nil, &OptionError{Option: "--quarantine", Reason: "is only used with --on-error quarantine"}
-	case path == "":
-		return nil, nil
-	}
-	return CreateRejectFile(path, inputs, stdin)
-}
-
 // CreateRejectFile creates (or empties) the quarantine file at path and
 // syncs its directory, so that the file a run reports is there after a
 // power loss. It first refuses, with an *InputError, a path that is one

@@ -55,37 +55,6 @@ func TestCreateRejectFileRefusesAnInputHoweverItIsNamed(t *testing.T) {
 	}
 }
 
-func TestCreateRejectFileForChecksThePathAgainstThePolicy(t *testing.T) {
-	dir := t.TempDir()
-	for _, tc := range []struct {
-		name   string
-		policy ErrorPolicy
-		path   string
-		err    string // "" when it succeeds
-		file   bool
-	}{
-		{"quarantine without a path", Quarantine, "", "--on-error quarantine needs --quarantine FILE (there is no database to keep rejected messages in)", false},
-		{"a path under fail", Fail, filepath.Join(dir, "a"), "--quarantine is only used with --on-error quarantine", false},
-		{"a path under skip", Skip, filepath.Join(dir, "b"), "--quarantine is only used with --on-error quarantine", false},
-		{"neither", Skip, "", "", false},
-		{"both", Quarantine, filepath.Join(dir, "c"), "", true},
-	} {
-		f, err := CreateRejectFileFor(tc.policy, tc.path, []string{"in"}, nil)
-		switch {
-		case tc.err != "" && (err == nil || err.Error() != tc.err || !errors.Is(err, ErrOption)):
-			t.Errorf("%s: %v, want the option error %q", tc.name, err, tc.err)
-		case tc.err == "" && (err != nil || (f != nil) != tc.file):
-			t.Errorf("%s: %v, %v; want a file: %v", tc.name, f, err, tc.file)
-		}
-		if err := f.Close(); err != nil { // a nil *RejectFile too
-			t.Errorf("%s: Close: %v", tc.name, err)
-		}
-		if _, serr := os.Stat(tc.path); tc.path != "" && (serr == nil) != tc.file {
-			t.Errorf("%s: the file exists: %v", tc.name, serr == nil)
-		}
-	}
-}
-
 func TestARejectFileHoldsEveryRejectOnceClosed(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "rejected.jsonl")
@@ -128,5 +97,12 @@ func TestCreateRejectFileInAMissingDirectoryFails(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "missing", "rejected.jsonl")
 	if _, err := CreateRejectFile(path, []string{"in"}, nil); err == nil || !strings.HasPrefix(err.Error(), "quarantine file: ") {
 		t.Fatalf("CreateRejectFile = %v, want a quarantine file error", err)
+	}
+}
+
+func TestClosingANilRejectFileDoesNothing(t *testing.T) {
+	var f *RejectFile // a run without --quarantine
+	if err := f.Close(); err != nil {
+		t.Fatalf("Close of a nil *RejectFile: %v", err)
 	}
 }

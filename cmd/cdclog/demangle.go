@@ -46,12 +46,19 @@ func runDemangle(c *cli.Context) (err error) {
 			return usageError("--max-memory: %v", err)
 		}
 	}
-	q, err := cdc.CreateRejectFileFor(policy, c.String("quarantine"), c.Args().Slice(), e.stdin)
-	if err != nil {
+	o := clean.Options{Start: c.Uint64("start"), OnError: policy, Log: e.log, MaxMemory: maxMemory}
+	q := &rejectSink{name: c.String("quarantine")}
+	if q.name != "" {
+		o.Quarantine = q
+	}
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	if err := q.open(e, c.Args().Slice()); err != nil {
 		return err
 	}
 	defer func() {
-		if cerr := q.Close(); err == nil {
+		if cerr := q.close(); err == nil {
 			err = cerr
 		}
 	}()
@@ -63,14 +70,10 @@ func runDemangle(c *cli.Context) (err error) {
 
 	memlimit.SetSoftLimit(maxMemory)
 	prog := newInputProgress(e, c.Command.Name, []string{c.Args().First()})
-	o := clean.Options{Start: c.Uint64("start"), OnError: policy, Log: e.log, MaxMemory: maxMemory}
 	if prog != nil {
 		o.Progress = func(p clean.Progress) {
 			prog.Batch(p.Offset, p.Messages, func() (uint64, bool) { return p.Frontier, p.Done })
 		}
-	}
-	if q != nil {
-		o.Quarantine = q
 	}
 	res, runErr := clean.Stream(c.Context, in, cdc.NewWriter(e.stdout, e.outFormat), o)
 	prog.Finish()
