@@ -20,7 +20,9 @@ type RejectFile struct {
 }
 
 // InputError is CreateRejectFile's refusal of a quarantine file that is
-// also one of the run's inputs: creating it would empty that input.
+// also one of the run's inputs: creating it would empty that input. It
+// matches ErrOption (errors.Is): the command line reports it as a usage
+// error, in its words.
 type InputError struct {
 	// Path is the quarantine file.
 	Path string
@@ -28,12 +30,18 @@ type InputError struct {
 	Input string
 }
 
+// Error names the file as the command line's flag does: "--quarantine
+// PATH is also an input file (INPUT)", or "is also the input (stdin
+// reads it)".
 func (e *InputError) Error() string {
 	if e.Input == "-" {
-		return fmt.Sprintf("quarantine file %s is also the input (stdin reads it)", e.Path)
+		return fmt.Sprintf("--quarantine %s is also the input (stdin reads it)", e.Path)
 	}
-	return fmt.Sprintf("quarantine file %s is also an input file (%s)", e.Path, e.Input)
+	return fmt.Sprintf("--quarantine %s is also an input file (%s)", e.Path, e.Input)
 }
+
+// Is reports whether target is ErrOption.
+func (e *InputError) Is(target error) bool { return target == ErrOption }
 
 // CreateRejectFile creates (or empties) the quarantine file at path and
 // syncs its directory, so that the file a run reports is there after a
@@ -109,9 +117,9 @@ func (f *RejectFile) Count() uint64 { return f.w.Count() }
 
 // Close flushes, fsyncs and closes the file, so that what was quarantined
 // is on disk when the run reports success; the error names the file.
-// Closing it again does nothing.
+// Closing it again, or closing a nil *RejectFile, does nothing.
 func (f *RejectFile) Close() error {
-	if f.file == nil {
+	if f == nil || f.file == nil {
 		return nil
 	}
 	err := f.w.Close()

@@ -45,7 +45,7 @@ func TestCreateRejectFileRefusesAnInputHoweverItIsNamed(t *testing.T) {
 			if !errors.As(err, &ie) {
 				t.Fatalf("CreateRejectFile = %v, %v; want an *InputError", f, err)
 			}
-			if ie.Path != tc.path || ie.Input != tc.wantInput || !strings.Contains(err.Error(), tc.says) {
+			if ie.Path != tc.path || ie.Input != tc.wantInput || !strings.Contains(err.Error(), tc.says) || !errors.Is(err, ErrOption) {
 				t.Errorf("got %+v (%q), want input %q saying %q", ie, err, tc.wantInput, tc.says)
 			}
 			if b, _ := os.ReadFile(in); string(b) != "keep me\n" {
@@ -97,5 +97,12 @@ func TestCreateRejectFileInAMissingDirectoryFails(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "missing", "rejected.jsonl")
 	if _, err := CreateRejectFile(path, []string{"in"}, nil); err == nil || !strings.HasPrefix(err.Error(), "quarantine file: ") {
 		t.Fatalf("CreateRejectFile = %v, want a quarantine file error", err)
+	}
+}
+
+func TestClosingANilRejectFileDoesNothing(t *testing.T) {
+	var f *RejectFile // a run without --quarantine
+	if err := f.Close(); err != nil {
+		t.Fatalf("Close of a nil *RejectFile: %v", err)
 	}
 }

@@ -40,9 +40,13 @@ type MemoryError struct {
 	Beyond         int64
 }
 
-// Error says how far past the limit the heap is and what was held.
+// Error says how far past the limit the heap is, what was held and what
+// to do, in the words the command line prints after "demangle: ": the
+// limit is named as its flag, --max-memory (Options.MaxMemory), as
+// cdc.OptionError names options.
 func (e *MemoryError) Error() string {
-	return fmt.Sprintf("the pending state takes %s of memory, past the limit of %s "+
-		"(frontier %d; %d updates at %d times in memory, %d messages beyond)",
+	return fmt.Sprintf("the pending state takes %s of memory, past --max-memory %s "+
+		"(frontier %d; %d updates at %d times in memory, %d messages beyond): demangle holds it in memory; "+
+		"'cdclog ingest --db PATH' keeps it on disk, or raise --max-memory",
 		memlimit.FormatSize(e.Live), memlimit.FormatSize(e.Max), e.Frontier, e.Updates, e.Times, e.Beyond)
 }

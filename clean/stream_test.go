@@ -171,8 +171,8 @@ func TestStreamStopsOnceTheHeapPassesMaxMemory(t *testing.T) {
 	if !errors.As(err, &me) || me.Max != 1 || me.Live <= 1 || me.Frontier != 1 || me.Updates != 1 {
 		t.Fatalf("error %v, want a *MemoryError at frontier 1 with one update held", err)
 	}
-	if !strings.Contains(err.Error(), "past the limit of 1 bytes") {
-		t.Fatalf("error %q does not name the limit", err)
+	if !strings.Contains(err.Error(), "past --max-memory 1 bytes") || !strings.HasSuffix(err.Error(), "keeps it on disk, or raise --max-memory") {
+		t.Fatalf("error %q does not name the limit and what to do", err)
 	}
 }
 

@@ -6,6 +6,9 @@
 // the lists). These are the bytes `cdclog inspect`, `cdclog gc` and
 // `cdclog check` print, so a Go program shows a database as the command
 // line does; docs/inspect.md documents every text line and JSON field.
+// It also writes what `cdclog replay --db` prints: the stored output in
+// the wire format (Replay), the stream re-derived from the WAL
+// (Rederive), and their comparison (VerifyStored, rendered by Verify).
 //
 // The package reads nothing itself: the caller opens the view
 // (control.OpenView answers from the file at rest or from the running

@@ -21,6 +21,7 @@ type fakeView struct {
 	pending    []demangle.PendingTime
 	consumers  []recovery.ConsumerInfo
 	quarantine []recovery.QuarantineRecord
+	records    []recovery.Record
 	frontier   uint64
 	complete   bool
 	err        error
@@ -30,9 +31,19 @@ func (f *fakeView) Status() (recovery.Status, error) { return recovery.Status{},
 func (f *fakeView) Pending() ([]demangle.PendingTime, error) {
 	return f.pending, f.err
 }
-func (f *fakeView) Records(uint64, func(*recovery.Record) error) error       { return f.err }
+func (f *fakeView) Records(from uint64, fn func(*recovery.Record) error) error {
+	for i := range f.records {
+		if f.records[i].Seq < from {
+			continue
+		}
+		if err := fn(&f.records[i]); err != nil {
+			return err
+		}
+	}
+	return f.err
+}
 func (f *fakeView) WAL(uint64, uint64, func(*recovery.WALEntry) error) error { return f.err }
-func (f *fakeView) OutputEnd() uint64                                        { return 1 }
+func (f *fakeView) OutputEnd() uint64                                        { return uint64(len(f.records)) + 1 }
 func (f *fakeView) OutputStart() uint64                                      { return 1 }
 func (f *fakeView) Consumers() ([]recovery.ConsumerInfo, error)              { return f.consumers, f.err }
 func (f *fakeView) Frontier() (uint64, bool)                                 { return f.frontier, f.complete }

@@ -58,10 +58,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 // unknownCommand is the usage error for a mistyped command name, with the
 // command it most likely meant.
 func unknownCommand(cmds []*cli.Command, name string) error {
-	if s := cliargs.Suggest(name, cliargs.CommandNames(cmds)); s != "" {
-		return usageError("unknown command %q (did you mean %s?)", name, s)
-	}
-	return usageError("unknown command %q (see 'cdclog --help')", name)
+	return withCode(exitUsage, cliargs.UnknownCommand("cdclog", cmds, name))
 }
 
 // helpCommand is 'cdclog help [COMMAND [VIEW]]'. run turns "help COMMAND"
@@ -75,29 +72,6 @@ func helpCommand() *cli.Command {
 		Description: helpText("help"),
 		Action:      cli.ShowAppHelp,
 	}
-}
-
-// helpLine rewrites "help COMMAND [VIEW]" as "COMMAND [VIEW] --help",
-// keeping the global flags, or reports an unknown name.
-func helpLine(app *cli.App, l cliargs.Line) (cliargs.Line, error) {
-	out := cliargs.Line{Program: l.Program, Flags: [][]string{l.Flags[0]}}
-	cmds := app.Commands
-	for _, name := range l.Args {
-		var found *cli.Command
-		for _, c := range cmds {
-			if c.HasName(name) {
-				found = c
-			}
-		}
-		if found == nil {
-			return l, unknownCommand(cmds, name)
-		}
-		out.Commands = append(out.Commands, name)
-		out.Flags = append(out.Flags, nil)
-		cmds = found.Subcommands
-	}
-	out.Flags[len(out.Flags)-1] = append(out.Flags[len(out.Flags)-1], "--help")
-	return out, nil
 }
 
 // commands lists every subcommand in the order of SPEC section 5; each is

@@ -23,12 +23,12 @@ func runConvert(c *cli.Context) error {
 		return usageError("convert takes at most one FILE, got %d", c.NArg())
 	}
 	e := getEnv(c)
-	in, name, closeIn, err := openInput(e, c.Args().First())
+	in, closeIn, err := cdc.OpenInput(c.Args().First(), e.stdin, e.inFormat)
 	if err != nil {
 		return err
 	}
 	defer closeIn()
-	res, err := clean.Convert(cdc.NewReader(in, e.inFormat, name), cdc.NewWriter(e.stdout, e.outFormat))
+	res, err := clean.Convert(in, cdc.NewWriter(e.stdout, e.outFormat))
 	if res.Unfinished > 0 {
 		e.log.Warn("input ended before a finish for every time it touched: updates written without progress",
 			"updates", res.Unfinished, "from_time", res.UnfinishedFrom)

@@ -6,7 +6,6 @@ import (
 
 	"github.com/cdclog/cdclog/cdc"
 	"github.com/cdclog/cdclog/clean"
-	"github.com/cdclog/cdclog/demangle"
 	"github.com/cdclog/cdclog/internal/memlimit"
 	"github.com/urfave/cli/v2"
 )
@@ -63,7 +62,7 @@ func runDemangle(c *cli.Context) (err error) {
 			err = cerr
 		}
 	}()
-	in, name, closeIn, err := openInput(e, c.Args().First())
+	in, closeIn, err := cdc.OpenInput(c.Args().First(), e.stdin, e.inFormat)
 	if err != nil {
 		return err
 	}
@@ -76,27 +75,21 @@ func runDemangle(c *cli.Context) (err error) {
 			prog.Batch(p.Offset, p.Messages, func() (uint64, bool) { return p.Frontier, p.Done })
 		}
 	}
-	res, runErr := clean.Stream(c.Context, cdc.NewReader(in, e.inFormat, name), cdc.NewWriter(e.stdout, e.outFormat), o)
+	res, runErr := clean.Stream(c.Context, in, cdc.NewWriter(e.stdout, e.outFormat), o)
 	prog.Finish()
 	reportDemangle(e, &res)
 	return demangleError(runErr)
 }
 
-// demangleError gives clean.Stream's error its exit code and, past
-// --max-memory, says what to do: a violation's is 3 (see reportError),
-// every other 1.
+// demangleError names the command in clean.Stream's error past
+// --max-memory (its text says what to do); every error is a runtime
+// failure (exit code 1) but a violation's (3, see reportError).
 func demangleError(err error) error {
 	var me *clean.MemoryError
 	if errors.As(err, &me) {
-		return withCode(exitFailure, fmt.Errorf("demangle: the pending state takes %s of memory, past --max-memory %s "+
-			"(frontier %d; %d updates at %d times in memory, %d messages beyond): demangle holds it in memory; "+
-			"'cdclog ingest --db PATH' keeps it on disk, or raise --max-memory",
-			memlimit.FormatSize(me.Live), memlimit.FormatSize(me.Max), me.Frontier, me.Updates, me.Times, me.Beyond))
+		return fmt.Errorf("demangle: %w", err)
 	}
-	if demangle.IsViolation(err) {
-		return err
-	}
-	return withCode(exitFailure, err)
+	return err
 }
 
 // reportDemangle logs demangle's one summary line.

@@ -340,3 +340,28 @@ func TestEveryDatabaseCommandHasHelpWithExamples(t *testing.T) {
 		}
 	}
 }
+
+// TestInspectViewsTable: every row of inspectViews is a subcommand of
+// inspect with its own help, named in inspect's usage line and in the
+// error on an unknown view, and refuses arguments.
+func TestInspectViewsTable(t *testing.T) {
+	cmd := inspectCommand()
+	_, _, stderr := runCLI(t, "", "inspect", "--db", "x.db", "zzzzzzzz")
+	for _, v := range inspectViews() {
+		sub := cmd.Command(v.name)
+		if sub == nil || sub.Description != helpText("inspect-"+v.name) || sub.Description == "" {
+			t.Errorf("view %s: no subcommand with help/inspect-%s.txt", v.name, v.name)
+			continue
+		}
+		if !strings.Contains(cmd.UsageText, v.name) || !strings.Contains(stderr, v.name) {
+			t.Errorf("view %s is missing from the usage %q or the unknown-view error %q", v.name, cmd.UsageText, stderr)
+		}
+		want := "inspect " + v.name + " takes no arguments"
+		if code, _, stderr := runCLI(t, "", "inspect", "--db", "x.db", v.name, "extra"); code != exitUsage || !strings.Contains(stderr, want) {
+			t.Errorf("inspect %s extra: exit %d: %s", v.name, code, stderr)
+		}
+	}
+	if !strings.Contains(stderr, "(want status, pending, wal, output, quarantine or consumers)") {
+		t.Errorf("unknown view: %s", stderr)
+	}
+}

@@ -31,8 +31,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if len(line.Commands) == 1 && line.Commands[0] == "help" && len(line.Args) > 0 {
 		var err error
-		if line, err = helpLine(app, line); err != nil {
-			return reportError(stderr, err)
+		if line, err = cliargs.HelpLine(app, line); err != nil {
+			return reportError(stderr, withCode(exitUsage, err))
 		}
 	}
 	return reportError(stderr, app.Run(line.Strings()))

@@ -38,13 +38,13 @@ func runMangle(c *cli.Context) error {
 		return fmt.Errorf("mangle: %w", streamgen.CopiesError(opts.MaxCopies))
 	}
 	e := getEnv(c)
-	in, name, closeIn, err := openInput(e, c.Args().First())
+	in, closeIn, err := cdc.OpenInput(c.Args().First(), e.stdin, e.inFormat)
 	if err != nil {
 		return err
 	}
 	defer closeIn()
 	var readErr error
-	n, err := writeStream(e, streamgen.Mangle(messages(cdc.NewReader(in, e.inFormat, name), &readErr), opts))
+	n, err := writeStream(e, streamgen.Mangle(messages(in, &readErr), opts))
 	e.log.Debug("mangle finished", "messages_out", n)
 	if readErr != nil {
 		return withCode(exitFailure, readErr)

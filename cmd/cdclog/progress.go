@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/cdclog/cdclog/inspect"
 	"log/slog"
 	"time"
 
@@ -33,4 +34,23 @@ func startProgressLog(e *env, msg string, every time.Duration, attrs func() []sl
 		return nil
 	}
 	return progress.StartLog(e.log, msg, every, attrs)
+}
+
+// streamOptions are the options of a stream written to stdout, its
+// progress drawn as a display labelled label; done ends the display.
+func streamOptions(e *env, label string) (o inspect.StreamOptions, done func()) {
+	o = inspect.StreamOptions{Format: e.outFormat, Log: e.log}
+	if !e.interactive() {
+		return o, func() {}
+	}
+	var bar *progress.Bar
+	var shown int64
+	o.Progress = func(n, total int64) {
+		if bar == nil {
+			bar = progress.New(e.stderr, progress.Options{Label: label, Total: total, Unit: "record"})
+		}
+		bar.Add(n - shown)
+		shown = n
+	}
+	return o, func() { bar.Finish() }
 }

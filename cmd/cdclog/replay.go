@@ -1,11 +1,9 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 
-	"github.com/cdclog/cdclog/cdc"
 	"github.com/cdclog/cdclog/control"
 	"github.com/cdclog/cdclog/inspect"
 	"github.com/cdclog/cdclog/internal/progress"
@@ -100,98 +98,30 @@ func replayFile(c *cli.Context) error {
 
 // replayStored writes the committed output records from seq from on.
 func replayStored(e *env, r control.View, from uint64) error {
-	end := r.OutputEnd()
-	if from > end {
-		e.log.Warn("nothing to replay: the output log ends before --from-seq", "from_seq", from, "last_record", end-1)
-	}
-	out := newRecordWriter(e, "replay", int64(end)-int64(from))
-	err := r.Records(from, func(rec *recovery.Record) error { return out.write(&rec.Msg) })
-	if out.n == 0 && errors.Is(err, control.ErrGone) {
-		out.prog.Finish()
-		return control.ErrUnanswered // readDB reads the file instead
-	}
-	return out.close(err, "read output log")
+	o, done := streamOptions(e, "replay")
+	defer done()
+	return withCode(exitFailure, inspect.Replay(e.stdout, r, from, o))
 }
 
 // replayRederive writes the clean stream re-derived from the WAL.
 func replayRederive(e *env, r *recovery.Reader) error {
-	total := int64(r.OutputEnd()) - 1 // the same records, when gc dropped nothing
-	if floor := r.WALFloor(); floor > 0 {
-		e.log.Info("gc dropped the WAL below the floor: the re-derived stream starts there", "wal_floor", floor)
-		total = 0
-	}
-	out := newRecordWriter(e, "rederive", total)
-	err := r.Rederive(out.write)
-	return out.close(err, "re-derive from the WAL")
+	o, done := streamOptions(e, "rederive")
+	defer done()
+	return withCode(exitFailure, inspect.Rederive(e.stdout, r, o))
 }
 
 // replayVerify compares the re-derived stream with the stored output.
 func replayVerify(e *env, r *recovery.Reader) error {
 	prog := newProgress(e, progress.Options{Label: "verify"}) // a spinner: Verify reports no progress
-	res, err := r.Verify()
+	res, err := inspect.VerifyStored(e.stdout, r)
 	prog.Finish()
 	if err != nil {
-		return withCode(exitFailure, fmt.Errorf("verify: %w", err))
-	}
-	if err := inspect.Verify(e.stdout, &res, r.WALFloor()); err != nil {
 		return withCode(exitFailure, err)
 	}
-	if res.Match {
-		return nil
-	}
-	return withCode(exitFailure, fmt.Errorf("replay --verify: the stored output differs from the stream re-derived from the WAL at record %d", res.FirstDiff))
-}
-
-func u64(v uint64) string { return strconv.FormatUint(v, 10) }
-
-// recordWriter writes a stream of records to stdout in the output format,
-// counting them on the progress display.
-type recordWriter struct {
-	w    *cdc.Writer
-	prog *progress.Bar
-	n    int64
-}
-
-// progressEvery is how many records pass between progress updates.
-const progressEvery = 4096
-
-func newRecordWriter(e *env, label string, total int64) *recordWriter {
-	return &recordWriter{
-		w:    cdc.NewWriter(e.stdout, e.outFormat),
-		prog: newProgress(e, progress.Options{Label: label, Total: total, Unit: "record"}),
-	}
-}
-
-func (o *recordWriter) write(m *cdc.Message) error {
-	if err := o.w.Write(m); err != nil {
-		return &writeError{err}
-	}
-	if o.n++; o.n%progressEvery == 0 {
-		o.prog.Add(progressEvery)
+	if !res.Match {
+		return withCode(exitFailure, fmt.Errorf("replay --verify: the stored output differs from the stream re-derived from the WAL at record %d", res.FirstDiff))
 	}
 	return nil
 }
 
-// close flushes the output and ends the display; err is the scan's, and
-// what names what was read.
-func (o *recordWriter) close(err error, what string) error {
-	o.prog.Add(o.n % progressEvery)
-	o.prog.Finish()
-	if err == nil {
-		if ferr := o.w.Flush(); ferr != nil {
-			err = &writeError{ferr}
-		}
-	}
-	var we *writeError
-	if err != nil && !errors.As(err, &we) {
-		err = fmt.Errorf("%s: %w", what, err)
-	}
-	return withCode(exitFailure, err)
-}
-
-// writeError is a failure to write the output, told apart from one to read
-// the database.
-type writeError struct{ err error }
-
-func (e *writeError) Error() string { return "write output: " + e.err.Error() }
-func (e *writeError) Unwrap() error { return e.err }
+func u64(v uint64) string { return strconv.FormatUint(v, 10) }

@@ -1,0 +1,59 @@
+package cliargs
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+)
+
+// UnknownCommandError is a name on the command line that is none of the
+// commands at its level.
+type UnknownCommandError struct {
+	// Name is the name given; Suggestion the command it most likely
+	// meant (Suggest), or "" when none is close.
+	Name, Suggestion string
+	// Program is the program's name, for the pointer to its help.
+	Program string
+}
+
+// Error says the name is unknown and what it likely meant, or where the
+// commands are listed: "unknown command "x" (did you mean y?)", or "(see
+// 'PROGRAM --help')".
+func (e *UnknownCommandError) Error() string {
+	if e.Suggestion != "" {
+		return fmt.Sprintf("unknown command %q (did you mean %s?)", e.Name, e.Suggestion)
+	}
+	return fmt.Sprintf("unknown command %q (see '%s --help')", e.Name, e.Program)
+}
+
+// UnknownCommand returns the error for name, which is none of cmds, the
+// commands of the program's level where it was given.
+func UnknownCommand(program string, cmds []*cli.Command, name string) *UnknownCommandError {
+	return &UnknownCommandError{Name: name, Suggestion: Suggest(name, CommandNames(cmds)), Program: program}
+}
+
+// HelpLine rewrites "help COMMAND [SUBCOMMAND...]", a Line whose
+// arguments are the names after app's help command, as "COMMAND
+// [SUBCOMMAND...] --help", keeping the app's flags, so that the help is
+// the same either way. A name that is no command at its level is an
+// *UnknownCommandError, and l is returned as it was.
+func HelpLine(app *cli.App, l Line) (Line, error) {
+	out := Line{Program: l.Program, Flags: [][]string{l.Flags[0]}}
+	cmds := app.Commands
+	for _, name := range l.Args {
+		var found *cli.Command
+		for _, c := range cmds {
+			if c.HasName(name) {
+				found = c
+			}
+		}
+		if found == nil {
+			return l, UnknownCommand(app.Name, cmds, name)
+		}
+		out.Commands = append(out.Commands, name)
+		out.Flags = append(out.Flags, nil)
+		cmds = found.Subcommands
+	}
+	out.Flags[len(out.Flags)-1] = append(out.Flags[len(out.Flags)-1], "--help")
+	return out, nil
+}

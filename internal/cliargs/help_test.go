@@ -1,0 +1,35 @@
+package cliargs
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+)
+
+func TestHelpLineAsksTheNamedCommandForItsHelp(t *testing.T) {
+	app := testApp()
+	app.Commands = append(app.Commands, &cli.Command{Name: "help"})
+	cases := []struct{ in, want, err string }{
+		{"prog help ingest", "prog ingest --help", ""},
+		{"prog -q help inspect wal", "prog -q inspect wal --help", ""},
+		{"prog help --format x inspect", "prog --format x inspect --help", ""},
+		{"prog help inspekt", "", `unknown command "inspekt" (did you mean inspect?)`},
+		{"prog help inspect stauts", "", `unknown command "stauts" (did you mean status?)`},
+		{"prog help frobnicate", "", `unknown command "frobnicate" (see 'prog --help')`},
+	}
+	for _, c := range cases {
+		l := Parse(app, strings.Fields(c.in))
+		got, err := HelpLine(app, l)
+		var ue *UnknownCommandError
+		switch {
+		case c.err != "" && (!errors.As(err, &ue) || err.Error() != c.err):
+			t.Errorf("%q: %v, want %q", c.in, err, c.err)
+		case c.err != "" && strings.Join(got.Strings(), " ") != strings.Join(l.Strings(), " "):
+			t.Errorf("%q: the line changed on an error: %q", c.in, got.Strings())
+		case c.err == "" && (err != nil || strings.Join(got.Strings(), " ") != c.want):
+			t.Errorf("%q: %q, %v; want %q", c.in, got.Strings(), err, c.want)
+		}
+	}
+}
