@@ -3,7 +3,6 @@ package ordering
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -112,10 +111,6 @@ func (e *WriteError) Error() string {
 // Unwrap returns the write's error.
 func (e *WriteError) Unwrap() error { return e.Err }
 
-// ErrNoQuarantine is returned by MergeJSONL when the policy is
-// cdc.Quarantine and MergeOptions.Quarantine is nil.
-var ErrNoQuarantine = errors.New("ordering: policy quarantine needs MergeOptions.Quarantine")
-
 // MergeJSONL merges JSON Lines shards into one total order and writes every
 // record to w, unchanged and exactly once, each followed by a line feed.
 // The order is Merge's: by key (see RecordKey), ties by arrival, and each
@@ -123,7 +118,9 @@ var ErrNoQuarantine = errors.New("ordering: policy quarantine needs MergeOptions
 // written only once every shard still being read has a record waiting, or
 // has ended.
 //
-// It returns when every shard is at its end, or at the first error: a bad
+// It first checks opts (see MergeOptions.Validate) and returns their
+// *cdc.OptionError before it reads anything. Then it returns when every
+// shard is at its end, or at the first error: a bad
 // line under cdc.Fail (*LineError), a shard that cannot be read
 // (*ReadError), an output or quarantine that cannot be written
 // (*WriteError), or ctx's error once it is done. Records merged before the
@@ -137,8 +134,8 @@ var ErrNoQuarantine = errors.New("ordering: policy quarantine needs MergeOptions
 // makes no further call once that returns. On a write error, Written
 // counts records handed to w that it may not have taken.
 func MergeJSONL(ctx context.Context, shards []Shard, w io.Writer, opts MergeOptions) (MergeStats, error) {
-	if opts.OnError == cdc.Quarantine && opts.Quarantine == nil {
-		return MergeStats{Shards: len(shards)}, ErrNoQuarantine
+	if err := opts.Validate(); err != nil {
+		return MergeStats{Shards: len(shards)}, err
 	}
 	m := newMerge(shards, opts)
 	err := m.run(ctx, w)

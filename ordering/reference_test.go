@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"io"
-
-	"github.com/cdclog/cdclog/cdc"
 )
 
 // mergeJSONLReference is MergeJSONL as it was before the fast path: one
@@ -15,8 +13,8 @@ import (
 // path is tested against: same output, same stats, same errors, same logs
 // and quarantine, on any input.
 func mergeJSONLReference(ctx context.Context, shards []Shard, w io.Writer, opts MergeOptions) (MergeStats, error) {
-	if opts.OnError == cdc.Quarantine && opts.Quarantine == nil {
-		return MergeStats{Shards: len(shards)}, ErrNoQuarantine
+	if err := opts.Validate(); err != nil {
+		return MergeStats{Shards: len(shards)}, err
 	}
 	rep := newReport(shards, opts)
 	if err := ctx.Err(); err != nil {

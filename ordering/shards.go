@@ -9,10 +9,14 @@ import (
 // OpenShards opens the named shard files for MergeJSONL, in the order
 // given, before anything is merged, so that a missing file or a directory
 // fails the merge before it writes a record. The name "-" is stdin, the
-// shard named "<stdin>"; it can be at most one of them. The returned close
+// shard named "<stdin>"; it can be at most one of them (more is a
+// *cdc.OptionError, before any file is opened). The returned close
 // closes every file opened (not stdin); on an error, what was opened is
 // closed already and the error names the file.
 func OpenShards(names []string, stdin io.Reader) (shards []Shard, closeAll func(), err error) {
+	if err := checkShardNames(names); err != nil {
+		return nil, nil, err
+	}
 	var files []*os.File
 	closeAll = func() {
 		for _, f := range files {

@@ -4,7 +4,7 @@
 // runs; a Go program can mount a Server in its own http.Server.
 //
 //	p, err := recovery.Open("state.db", recovery.Options{Observer: m})
-//	s := server.New(p, server.Options{Metrics: m.Handler()})
+//	s, err := server.New(p, server.Options{Metrics: m.Handler()})
 //	err = s.Serve(ctx, ln) // until ctx ends, then a graceful shutdown
 //	p.Close()
 //

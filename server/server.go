@@ -90,8 +90,12 @@ type Stats struct {
 }
 
 // New returns a Server in front of p, which stays the caller's to close
-// (after Serve has returned).
-func New(p *recovery.Processor, o Options) *Server {
+// (after Serve has returned). Options that Validate refuses are returned
+// as its *cdc.OptionError, and no Server.
+func New(p *recovery.Processor, o Options) (*Server, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
 	if o.MaxBody <= 0 {
 		o.MaxBody = DefaultMaxBody
 	}
@@ -107,7 +111,7 @@ func New(p *recovery.Processor, o Options) *Server {
 	}
 	s := &Server{p: p, o: o, log: o.Logger, room: semaphore.NewWeighted(o.MaxInFlight)}
 	s.stop, s.stopFunc = context.WithCancel(context.Background())
-	return s
+	return s, nil
 }
 
 // route is one path of the API: the method it takes and its handler.

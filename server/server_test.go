@@ -38,7 +38,10 @@ func newTestServer(t *testing.T, ro recovery.Options, o Options) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(p, o)
+	s, err := New(p, o)
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := httptest.NewServer(s)
 	t.Cleanup(func() {
 		s.EndStreams()
@@ -473,7 +476,10 @@ func TestServeAnswersInFlightAppendsThenStops(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	s := New(p, Options{Logger: quiet()})
+	s, err := New(p, Options{Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
 	hs := httptest.NewUnstartedServer(nil)
 	ln := hs.Listener
 	ctx, cancel := context.WithCancel(context.Background())

@@ -128,7 +128,9 @@ func withCode(code int, err error) error {
 // printed what was asked.
 var errDone = errors.New("done")
 
-// reportError prints err (if any) to stderr and returns the exit code.
+// reportError prints err (if any) to stderr and returns the exit code. An
+// option the library refused (cdc.ErrOption) is a usage error, whatever
+// code an action attached to it.
 func reportError(stderr io.Writer, err error) int {
 	if err == nil || errors.Is(err, errDone) {
 		return exitOK
@@ -136,6 +138,8 @@ func reportError(stderr io.Writer, err error) int {
 	code := exitFailure
 	var ee *exitError
 	switch {
+	case errors.Is(err, cdc.ErrOption):
+		code = exitUsage
 	case errors.As(err, &ee):
 		code = ee.code
 	case demangle.IsViolation(err):

@@ -30,39 +30,37 @@ func mergeCommand() *cli.Command {
 
 // mergeOptions is the merge command line, checked.
 type mergeOptions struct {
-	policy     cdc.ErrorPolicy
+	merge      ordering.MergeOptions
 	quarantine string
+	rejects    *laterRejects // merge.Quarantine until the file is open
 	files      []string
 }
 
+// laterRejects stands for the --quarantine file in the merge options, so
+// that they are checked before any file is opened; the file is set once
+// it is.
+type laterRejects struct{ ordering.RejectWriter }
+
 func parseMergeOptions(c *cli.Context) (mergeOptions, error) {
-	var o mergeOptions
+	e := getEnv(c)
+	o := mergeOptions{quarantine: c.String("quarantine"), merge: ordering.MergeOptions{Log: e.log}}
 	var err error
-	if o.policy, err = cdc.ParseErrorPolicy(c.String("on-error")); err != nil {
+	if o.merge.OnError, err = cdc.ParseErrorPolicy(c.String("on-error")); err != nil {
 		return o, usageError("--on-error: %v", err)
 	}
-	o.quarantine = c.String("quarantine")
-	switch {
-	case o.policy == cdc.Quarantine && o.quarantine == "":
-		return o, usageError("--on-error quarantine needs --quarantine FILE: merge has no database to keep rejected lines in")
-	case o.policy != cdc.Quarantine && o.quarantine != "":
-		return o, usageError("--quarantine is only used with --on-error quarantine")
+	if o.quarantine != "" {
+		o.rejects = &laterRejects{}
+		o.merge.Quarantine = o.rejects
 	}
-	if e := getEnv(c); e.inFormat != cdc.JSONL || e.outFormat != cdc.JSONL {
+	if err := o.merge.Validate(); err != nil {
+		return o, err
+	}
+	if e.inFormat != cdc.JSONL || e.outFormat != cdc.JSONL {
 		return o, usageError("merge reads and writes JSON Lines only")
 	}
 	o.files = c.Args().Slice()
 	if len(o.files) == 0 {
 		return o, usageError("merge needs at least one FILE (one per shard)")
-	}
-	stdin := 0
-	for _, f := range o.files {
-		if f == "-" {
-			stdin++
-		}
-	}
-	if stdin > 1 {
-		return o, usageError(`"-" (stdin) can be only one of the shards`)
 	}
 	return o, nil
 }
@@ -78,20 +76,20 @@ func runMerge(c *cli.Context) error {
 		return withCode(exitFailure, err)
 	}
 	defer closeAll()
-	rejects, err := openRejectSink(e, opts.policy, opts.quarantine, opts.files)
+	rejects, err := openRejectSink(e, opts.merge.OnError, opts.quarantine, opts.files)
 	if err != nil {
 		return err
+	}
+	if opts.rejects != nil {
+		opts.rejects.RejectWriter = rejects.f
 	}
 	start := time.Now()
 	var p *progress.Counter // nil, drawing nothing, unless stderr is a terminal
 	if e.interactive() {
 		p = progress.NewCounter(e.stderr, "merged", start)
 	}
-	mo := ordering.MergeOptions{OnError: opts.policy, Log: e.log, Progress: p.Draw}
-	if rejects.f != nil {
-		mo.Quarantine = rejects.f
-	}
-	stats, err := ordering.MergeJSONL(c.Context, shards, e.stdout, mo)
+	opts.merge.Progress = p.Draw
+	stats, err := ordering.MergeJSONL(c.Context, shards, e.stdout, opts.merge)
 	if qerr := rejects.close(); err == nil {
 		err = qerr
 	}

@@ -54,19 +54,21 @@ func runServe(c *cli.Context) error {
 	if err != nil {
 		return usageError("--on-error: %v", err)
 	}
-	maxBody, err := cliargs.ParseSize(c.String("max-body"))
-	if err != nil {
+	so := server.Options{Format: e.inFormat, Logger: e.log}
+	if so.MaxBody, err = cliargs.ParseSize(c.String("max-body")); err != nil {
 		return usageError("--max-body: %v", err)
-	} else if maxBody == 0 {
+	} else if so.MaxBody == 0 { // the library's default, but not what the flag says
 		return usageError("--max-body 0: an append could hold no message")
 	}
-	var inflight int64
 	if c.IsSet("max-inflight") {
-		if inflight, err = cliargs.ParseSize(c.String("max-inflight")); err != nil {
+		if so.MaxInFlight, err = cliargs.ParseSize(c.String("max-inflight")); err != nil {
 			return usageError("--max-inflight: %v", err)
-		} else if inflight < maxBody {
+		} else if so.MaxInFlight == 0 { // the library's default again
 			return usageError("--max-inflight %s is less than --max-body %s: no body could be held", c.String("max-inflight"), c.String("max-body"))
 		}
+	}
+	if err := so.Validate(); err != nil {
+		return err
 	}
 	wait, err := lockWait(c.Duration("lock-timeout"))
 	if err != nil {
@@ -89,8 +91,12 @@ func runServe(c *cli.Context) error {
 		return withCode(exitFailure, err)
 	}
 	m.Watch(p)
-	s := server.New(p, server.Options{MaxBody: maxBody, MaxInFlight: inflight, Format: e.inFormat,
-		Metrics: m.Handler(), Logger: e.log})
+	so.Metrics = m.Handler()
+	s, err := server.New(p, so)
+	if err != nil {
+		p.Close()
+		return err
+	}
 	addr := ln.Addr().String()
 	if listen.Wide(addr) {
 		e.log.Warn("serving beyond the loopback interface, without authentication: anyone who reaches it can append to and read the stream", "addr", addr)

@@ -1,0 +1,24 @@
+package cdc
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+)
+
+func TestOptionErrorReadsAsOneSentenceAndMatchesErrOption(t *testing.T) {
+	err := fmt.Errorf("merge: %w", &OptionError{Option: "--quarantine", Reason: "is only used with --on-error quarantine"})
+	if got, want := err.Error(), "merge: --quarantine is only used with --on-error quarantine"; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+	if !errors.Is(err, ErrOption) {
+		t.Error("errors.Is(err, ErrOption) = false, want true")
+	}
+	var oe *OptionError
+	if !errors.As(err, &oe) || oe.Option != "--quarantine" {
+		t.Errorf("errors.As found %+v, want the OptionError of --quarantine", oe)
+	}
+	if errors.Is(errors.New("invalid option"), ErrOption) {
+		t.Error("an unrelated error with the same text matches ErrOption")
+	}
+}
