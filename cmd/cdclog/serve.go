@@ -85,7 +85,7 @@ func runServe(c *cli.Context) error {
 	db := c.String("db")
 	p, err := recovery.Open(db, recovery.Options{
 		BatchMessages: c.Int("batch-messages"), BatchDelay: c.Duration("batch-delay"),
-		Start: c.Uint64("start"), OnError: policy, Logger: e.log, LockTimeout: wait, Observer: m,
+		Start: c.Uint64("start"), StartSet: c.IsSet("start"), OnError: policy, Logger: e.log, LockTimeout: wait, Observer: m,
 	})
 	if err != nil {
 		return withCode(exitFailure, err)
