@@ -32,14 +32,7 @@ func ingestCommand() *cli.Command {
 
 func runIngest(c *cli.Context) error {
 	e := getEnv(c)
-	if err := requireFlags(c, "db"); err != nil {
-		return err
-	}
-	policy, err := cdc.ParseErrorPolicy(c.String("on-error"))
-	if err != nil {
-		return usageError("--on-error: %v", err)
-	}
-	wait, err := lockWait(c.Duration("lock-timeout"))
+	opts, err := processorOptions(c, e)
 	if err != nil {
 		return err
 	}
@@ -59,15 +52,11 @@ func runIngest(c *cli.Context) error {
 		return err
 	}
 	defer mx.close()
-	opts := recovery.Options{
-		BatchMessages: c.Int("batch-messages"), BatchDelay: c.Duration("batch-delay"),
-		Start: c.Uint64("start"), StartSet: c.IsSet("start"), OnError: policy, Logger: e.log, LockTimeout: wait,
-		Observer: mx.observer(),
-	}
+	opts.Observer = mx.observer()
 	closeOut := func(bool) {}
 	// With --to, the clean stream goes to stdout only when --out asks.
 	if sink == nil || c.String("out") != "" {
-		if closeOut, err = openOutput(e, c.String("out"), wait, &opts); err != nil {
+		if closeOut, err = openOutput(e, c.String("out"), &opts); err != nil {
 			return err
 		}
 	}
@@ -92,4 +81,27 @@ func runIngest(c *cli.Context) error {
 	}
 	in.report(c.String("db"), st, stErr, sig.Received())
 	return sig.outcome(runErr)
+}
+
+// processorOptions reads the flags ingest and serve share into the
+// options of the durable processor they open: --db (required),
+// --on-error, --lock-timeout, --batch-messages, --batch-delay and --start
+// (an explicit --start 0 included, so that both refuse it on a database
+// created with another start).
+func processorOptions(c *cli.Context, e *env) (recovery.Options, error) {
+	if err := requireFlags(c, "db"); err != nil {
+		return recovery.Options{}, err
+	}
+	policy, err := cdc.ParseErrorPolicy(c.String("on-error"))
+	if err != nil {
+		return recovery.Options{}, usageError("--on-error: %v", err)
+	}
+	wait, err := lockWait(c.Duration("lock-timeout"))
+	if err != nil {
+		return recovery.Options{}, err
+	}
+	return recovery.Options{
+		BatchMessages: c.Int("batch-messages"), BatchDelay: c.Duration("batch-delay"),
+		Start: c.Uint64("start"), StartSet: c.IsSet("start"), OnError: policy, Logger: e.log, LockTimeout: wait,
+	}, nil
 }

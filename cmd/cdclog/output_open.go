@@ -6,7 +6,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
-	"time"
 
 	"github.com/cdclog/cdclog/recovery"
 )
@@ -25,12 +24,12 @@ import (
 // opened false when it could not be opened: that one also removes an
 // output file that openOutput created, so that a failed run leaves no
 // trace.
-func openOutput(e *env, out string, lockTimeout time.Duration, opts *recovery.Options) (done func(opened bool), err error) {
+func openOutput(e *env, out string, opts *recovery.Options) (done func(opened bool), err error) {
 	if out == "" || isStdout(out) {
 		setStream(opts, e, e.stdout)
 		return func(bool) {}, nil
 	}
-	o, err := recovery.OpenOutput(out, e.outFormat, lockTimeout, opts)
+	o, err := recovery.OpenOutput(out, e.outFormat, opts.LockTimeout, opts)
 	if err != nil {
 		return nil, withCode(exitFailure, err)
 	}
