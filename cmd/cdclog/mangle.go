@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"iter"
 
@@ -30,14 +31,11 @@ func runMangle(c *cli.Context) error {
 		return usageError("mangle takes at most one FILE, got %d", c.NArg())
 	}
 	opts := streamgen.MangleOptions{Seed: c.Int64("seed"), MaxDelay: c.Int("max-delay"), MaxCopies: c.Int("max-copies")}
-	if opts.MaxDelay < 0 {
-		return usageError("mangle: --max-delay must not be negative, got %d", opts.MaxDelay)
-	}
-	if opts.MaxCopies < 1 {
-		return usageError("mangle: --max-copies must be at least 1, got %d", opts.MaxCopies)
-	}
 	if err := opts.Validate(); err != nil {
-		return usageError("mangle: %v", err)
+		return fmt.Errorf("mangle: %w", err)
+	}
+	if opts.MaxCopies == 0 { // the library's default, but not what the flag says
+		return fmt.Errorf("mangle: %w", streamgen.CopiesError(opts.MaxCopies))
 	}
 	e := getEnv(c)
 	in, name, closeIn, err := openInput(e, c.Args().First())

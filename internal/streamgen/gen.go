@@ -111,21 +111,29 @@ type GenOptions struct {
 	Final bool
 }
 
-// Validate reports options that Gen would have to correct.
+// Validate reports options that Gen would have to correct, as a
+// *cdc.OptionError: Keys outside 0 to MaxKeys (0, the zero value, means
+// DefaultKeys; the command line has no such default and wants 1 at
+// least), a Kind or Shape that is none of the constants, a Start of
+// cdc.MaxTime.
 func (o GenOptions) Validate() error {
-	if o.Keys < 0 || o.Keys > MaxKeys {
-		return fmt.Errorf("keys must be between 0 and %d, got %d", MaxKeys, o.Keys)
-	}
-	if o.Kind > Naive {
-		return fmt.Errorf("unknown stream kind %d", o.Kind)
-	}
-	if o.Shape > Simple {
-		return fmt.Errorf("unknown shape %d", o.Shape)
-	}
-	if o.Start == cdc.MaxTime {
-		return fmt.Errorf("start must be below %d", uint64(cdc.MaxTime))
+	switch {
+	case o.Keys < 0 || o.Keys > MaxKeys:
+		return KeysError(o.Keys)
+	case o.Kind > Naive:
+		return &cdc.OptionError{Option: "--kind", Reason: fmt.Sprintf("%d is not cdc or naive", o.Kind)}
+	case o.Shape > Simple:
+		return &cdc.OptionError{Option: "--shape", Reason: fmt.Sprintf("%d is not mixed or simple", o.Shape)}
+	case o.Start == cdc.MaxTime:
+		return &cdc.OptionError{Option: "--start", Reason: fmt.Sprintf("must be below %d", uint64(cdc.MaxTime))}
 	}
 	return nil
+}
+
+// KeysError is the *cdc.OptionError of a key count n outside 1 to
+// MaxKeys.
+func KeysError(n int) error {
+	return &cdc.OptionError{Option: "--keys", Reason: fmt.Sprintf("must be between 1 and %d, got %d", MaxKeys, n)}
 }
 
 // normalized fills in defaults and bounds the time range so that every

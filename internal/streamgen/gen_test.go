@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -242,19 +243,23 @@ func TestGenDataIsCanonicalJSON(t *testing.T) {
 func TestGenOptionsValidate(t *testing.T) {
 	cases := []struct {
 		opts GenOptions
-		ok   bool
+		want string // "" when valid
 	}{
-		{GenOptions{}, true},
-		{GenOptions{Keys: MaxKeys, Kind: Naive, Shape: Simple}, true},
-		{GenOptions{Keys: -1}, false},
-		{GenOptions{Keys: MaxKeys + 1}, false},
-		{GenOptions{Kind: 7}, false},
-		{GenOptions{Shape: 7}, false},
-		{GenOptions{Start: cdc.MaxTime}, false},
+		{GenOptions{}, ""},
+		{GenOptions{Keys: MaxKeys, Kind: Naive, Shape: Simple}, ""},
+		{GenOptions{Keys: -1}, fmt.Sprintf("--keys must be between 1 and %d, got -1", MaxKeys)},
+		{GenOptions{Keys: MaxKeys + 1}, fmt.Sprintf("--keys must be between 1 and %d, got %d", MaxKeys, MaxKeys+1)},
+		{GenOptions{Kind: 7}, "--kind 7 is not cdc or naive"},
+		{GenOptions{Shape: 7}, "--shape 7 is not mixed or simple"},
+		{GenOptions{Start: cdc.MaxTime}, fmt.Sprintf("--start must be below %d", uint64(cdc.MaxTime))},
 	}
 	for _, c := range cases {
-		if err := c.opts.Validate(); (err == nil) != c.ok {
-			t.Errorf("%+v: Validate() = %v, want ok %v", c.opts, err, c.ok)
+		err := c.opts.Validate()
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%+v: Validate() = %v, want nil", c.opts, err)
+		case c.want != "" && (!errors.Is(err, cdc.ErrOption) || err.Error() != c.want):
+			t.Errorf("%+v: Validate() = %v, want %q matching cdc.ErrOption", c.opts, err, c.want)
 		}
 	}
 }

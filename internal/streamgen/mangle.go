@@ -29,15 +29,22 @@ type MangleOptions struct {
 	MaxCopies int
 }
 
-// Validate reports options that Mangle would have to correct.
+// Validate reports options that Mangle would have to correct, as a
+// *cdc.OptionError: a negative MaxDelay or MaxCopies (0, the zero value,
+// is one copy; the command line has no such default and wants 1 at least).
 func (o MangleOptions) Validate() error {
-	if o.MaxDelay < 0 {
-		return fmt.Errorf("max delay must not be negative, got %d", o.MaxDelay)
-	}
-	if o.MaxCopies < 0 {
-		return fmt.Errorf("max copies must not be negative, got %d", o.MaxCopies)
+	switch {
+	case o.MaxDelay < 0:
+		return &cdc.OptionError{Option: "--max-delay", Reason: fmt.Sprintf("must not be negative, got %d", o.MaxDelay)}
+	case o.MaxCopies < 0:
+		return CopiesError(o.MaxCopies)
 	}
 	return nil
+}
+
+// CopiesError is the *cdc.OptionError of a copy count n below 1.
+func CopiesError(n int) error {
+	return &cdc.OptionError{Option: "--max-copies", Reason: fmt.Sprintf("must be at least 1, got %d", n)}
 }
 
 func (o MangleOptions) normalized() MangleOptions {

@@ -1,6 +1,7 @@
 package streamgen
 
 import (
+	"errors"
 	"iter"
 	"slices"
 	"testing"
@@ -144,16 +145,20 @@ func TestMangleDefaultsDuplicateAndReorder(t *testing.T) {
 func TestMangleOptionsValidate(t *testing.T) {
 	cases := []struct {
 		opts MangleOptions
-		ok   bool
+		want string // "" when valid
 	}{
-		{MangleOptions{}, true},
-		{MangleOptions{MaxDelay: 100, MaxCopies: 10}, true},
-		{MangleOptions{MaxDelay: -1}, false},
-		{MangleOptions{MaxCopies: -1}, false},
+		{MangleOptions{}, ""},
+		{MangleOptions{MaxDelay: 100, MaxCopies: 10}, ""},
+		{MangleOptions{MaxDelay: -1}, "--max-delay must not be negative, got -1"},
+		{MangleOptions{MaxCopies: -1}, "--max-copies must be at least 1, got -1"},
 	}
 	for _, c := range cases {
-		if err := c.opts.Validate(); (err == nil) != c.ok {
-			t.Errorf("%+v: Validate() = %v, want ok %v", c.opts, err, c.ok)
+		err := c.opts.Validate()
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%+v: Validate() = %v, want nil", c.opts, err)
+		case c.want != "" && (!errors.Is(err, cdc.ErrOption) || err.Error() != c.want):
+			t.Errorf("%+v: Validate() = %v, want %q matching cdc.ErrOption", c.opts, err, c.want)
 		}
 	}
 }
