@@ -44,11 +44,11 @@ func newIngester(e *env, p *recovery.Processor, inputs *relay.Inputs, every time
 
 // run ingests the inputs, forwarding the output to sink when there is
 // one; the first error stops it.
-func (in *ingester) run(ctx context.Context, sink *sinkSpec, maxLag uint64, drain time.Duration) error {
+func (in *ingester) run(ctx context.Context, sink *relay.OutputSpec, maxLag uint64, drain time.Duration) error {
 	r := &relay.Run{InTurn: in.wrap(in.inputs.InTurn), Endless: in.wrap(in.inputs.Endless),
 		Options: in.options, MaxSinkLag: maxLag, DrainTimeout: drain, Logger: in.e.log}
 	if sink != nil {
-		in.sink = sink.sink(in.p)
+		in.sink = sink.NewSink(in.p)
 		r.Sink = in.sink
 	}
 	res, err := r.Run(ctx, in.p)

@@ -49,7 +49,7 @@ func runPublish(c *cli.Context) error {
 	ctx, sig := stopOnSignal(c.Context, e)
 	defer sig.release()
 	started := time.Now()
-	sink := spec.sink(p)
+	sink := spec.NewSink(p)
 	runErr := relay.Publish(ctx, sink)
 	records := p.OutputEnd() - 1
 	ctl.close()
@@ -61,7 +61,7 @@ func runPublish(c *cli.Context) error {
 	if sig.Received() != nil {
 		msg = "publish stopped"
 	}
-	logSummary(e, msg, slog.String("db", path), slog.String("output", spec.ep.Name()),
+	logSummary(e, msg, slog.String("db", path), slog.String("output", spec.Sink.Name),
 		slog.Uint64("records", records), slog.Uint64("acked", f.Acked()), slog.Uint64("unsent", records-min(records, f.Acked())),
 		slog.Duration("elapsed", time.Since(started).Round(time.Millisecond)))
 	return sig.outcome(runErr)
