@@ -53,19 +53,19 @@ func runIngest(c *cli.Context) error {
 	}
 	defer mx.close()
 	opts.Observer = mx.observer()
-	closeOut := func(bool) {}
+	var out *recovery.OutputPath // nil: none
 	// With --to, the clean stream goes to stdout only when --out asks.
 	if sink == nil || c.String("out") != "" {
-		if closeOut, err = openOutput(e, c.String("out"), &opts); err != nil {
+		if out, err = openOutput(e, c.String("out"), &opts); err != nil {
 			return err
 		}
 	}
 	p, err := recovery.Open(c.String("db"), opts)
 	if err != nil {
-		closeOut(false)
+		out.Abort()
 		return withCode(exitFailure, err)
 	}
-	defer closeOut(true)
+	defer out.Close()
 	mx.watch(p)
 	ctl := listenControl(e, c.String("db"), p)
 	defer ctl.close()
