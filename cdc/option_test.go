@@ -22,3 +22,15 @@ func TestOptionErrorReadsAsOneSentenceAndMatchesErrOption(t *testing.T) {
 		t.Error("an unrelated error with the same text matches ErrOption")
 	}
 }
+
+func TestErrorPolicyValidateRefusesAnUnknownPolicy(t *testing.T) {
+	for _, p := range []ErrorPolicy{Fail, Skip, Quarantine} {
+		if err := p.Validate(); err != nil {
+			t.Errorf("%v: Validate() = %v, want nil", p, err)
+		}
+	}
+	err := ErrorPolicy(3).Validate()
+	if !errors.Is(err, ErrOption) || err.Error() != "--on-error policy(3) is not fail, skip or quarantine" {
+		t.Errorf("policy 3: Validate() = %v, want an OptionError of --on-error", err)
+	}
+}

@@ -43,3 +43,12 @@ func ParseErrorPolicy(s string) (ErrorPolicy, error) {
 	}
 	return 0, fmt.Errorf("unknown error policy %q (want fail, skip or quarantine)", s)
 }
+
+// Validate refuses a policy that is none of Fail, Skip and Quarantine, as
+// an *OptionError of --on-error.
+func (p ErrorPolicy) Validate() error {
+	if p > Quarantine {
+		return &OptionError{Option: "--on-error", Reason: fmt.Sprintf("%v is not fail, skip or quarantine", p)}
+	}
+	return nil
+}

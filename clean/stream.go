@@ -2,7 +2,6 @@ package clean
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 
 	"github.com/cdclog/cdclog/cdc"
@@ -89,7 +88,9 @@ type Result struct {
 // are complete, each release followed by its progress statement. It
 // flushes w before it returns.
 //
-// It returns at the end of r, or at the first error: under cdc.Fail a
+// It first checks o (see Options.Validate) and returns its
+// *cdc.OptionError before it reads anything. Then it returns at the end of
+// r, or at the first error: under cdc.Fail a
 // message that cannot be decoded (*cdc.DecodeError) or that the receiver
 // rejects (*demangle.ViolationError, or an error wrapping
 // demangle.ErrInvalid or demangle.ErrNaive); an input that cannot be
@@ -107,8 +108,8 @@ type Result struct {
 // a read of r: it reads no further message once that returns. On a write
 // error, Records counts messages handed to w that it may not have taken.
 func Stream(ctx context.Context, r *cdc.Reader, w *cdc.Writer, o Options) (Result, error) {
-	if o.OnError == cdc.Quarantine && o.Quarantine == nil {
-		return Result{}, ErrNoQuarantine
+	if err := o.Validate(); err != nil {
+		return Result{}, err
 	}
 	c := newCleaner(o)
 	dec := &decoder{r: r, policy: o.OnError, pool: &c.pool}
@@ -150,10 +151,6 @@ func writeOutputs(w *cdc.Writer, outputs <-chan []cdc.Message, spare chan<- []cd
 	}
 	return err
 }
-
-// ErrNoQuarantine is returned by Stream when the policy is cdc.Quarantine
-// and Options.Quarantine is nil.
-var ErrNoQuarantine = errors.New("clean: policy quarantine needs Options.Quarantine")
 
 // newLog returns l, or a logger that discards everything when l is nil.
 func newLog(l *slog.Logger) *slog.Logger {

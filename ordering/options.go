@@ -1,10 +1,6 @@
 package ordering
 
-import (
-	"fmt"
-
-	"github.com/cdclog/cdclog/cdc"
-)
+import "github.com/cdclog/cdclog/cdc"
 
 // ErrNoQuarantine is MergeOptions.Validate's error (and so MergeJSONL's)
 // when the policy is cdc.Quarantine and MergeOptions.Quarantine is nil. It
@@ -17,9 +13,10 @@ var ErrNoQuarantine error = &cdc.OptionError{Option: "--on-error",
 // cdc.Quarantine without a Quarantine to write to (ErrNoQuarantine), or a
 // Quarantine under another policy, which would never be written.
 func (o MergeOptions) Validate() error {
+	if err := o.OnError.Validate(); err != nil {
+		return err
+	}
 	switch {
-	case o.OnError > cdc.Quarantine:
-		return &cdc.OptionError{Option: "--on-error", Reason: fmt.Sprintf("%v is not fail, skip or quarantine", o.OnError)}
 	case o.OnError == cdc.Quarantine && o.Quarantine == nil:
 		return ErrNoQuarantine
 	case o.OnError != cdc.Quarantine && o.Quarantine != nil:

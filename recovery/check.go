@@ -23,6 +23,15 @@ type CheckOptions struct {
 // DefaultMaxProblems is how many problems a report lists by default.
 const DefaultMaxProblems = 1000
 
+// Validate reports options that Check refuses, as a *cdc.OptionError: a
+// negative MaxProblems (zero, the zero value, means DefaultMaxProblems).
+func (o CheckOptions) Validate() error {
+	if o.MaxProblems < 0 {
+		return &cdc.OptionError{Option: "--max-problems", Reason: "must be at least 1"}
+	}
+	return nil
+}
+
 // The checks Check runs, as named in CheckReport.Checks and Problem.Check.
 const (
 	// CheckBolt is bbolt's own consistency check of the file (Tx.Check:
@@ -115,6 +124,9 @@ type CheckReport struct {
 // foreign, or so damaged that bbolt refuses it); damage found inside is
 // in the report, whose OK is then false. Check never writes.
 func Check(path string, o CheckOptions) (CheckReport, error) {
+	if err := o.Validate(); err != nil {
+		return CheckReport{}, err
+	}
 	db, err := store.Open(path, store.Options{ReadOnly: true, LockTimeout: o.LockTimeout})
 	if err != nil {
 		return CheckReport{}, err

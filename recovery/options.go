@@ -1,6 +1,7 @@
 package recovery
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -86,6 +87,24 @@ type Options struct {
 	// Observer, when set, receives each commit's figures and the output
 	// file's fsync times (for metrics); nil measures nothing.
 	Observer Observer
+}
+
+// Validate reports options that Open refuses, as a *cdc.OptionError: a
+// policy that is none of cdc.Fail, cdc.Skip and cdc.Quarantine, or a Sink
+// or Live output in a format that is neither cdc.JSONL nor cdc.Msgpack.
+func (o Options) Validate() error {
+	if err := o.OnError.Validate(); err != nil {
+		return err
+	}
+	for _, out := range []struct {
+		set    bool
+		format cdc.Format
+	}{{o.Sink != nil, o.SinkFormat}, {o.Live != nil, o.LiveFormat}} {
+		if out.set && out.format > cdc.Msgpack {
+			return &cdc.OptionError{Option: "--out-format", Reason: fmt.Sprintf("%v is not jsonl or msgpack", out.format)}
+		}
+	}
+	return nil
 }
 
 // pendingMemoryEnv names the environment variable that sets the default

@@ -103,8 +103,12 @@ type request struct {
 
 // Open opens (creating if needed, unless Options.NoCreate) the database at path, recovers the state
 // of its last commit, cuts the output sink back to what was committed, and
-// starts the processor.
+// starts the processor. Options that Validate refuses are its
+// *cdc.OptionError, returned before the database is opened.
 func Open(path string, opts Options) (*Processor, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
 	o := opts.withDefaults()
 	db, err := store.Open(path, store.Options{LockTimeout: o.LockTimeout, NoSync: o.NoSync, Logger: o.Logger, NoCreate: o.NoCreate})
 	if err != nil {

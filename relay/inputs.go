@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/cdclog/cdclog/broker"
+	"github.com/cdclog/cdclog/cdc"
 	"github.com/cdclog/cdclog/input"
 	"github.com/cdclog/cdclog/recovery"
 )
@@ -100,12 +101,16 @@ func (in *Inputs) Close() {
 // input.NewStream), then the broker inputs (Source), before anything is
 // read, so that a missing file or a broker's option it does not take
 // fails before a database is touched; on an error what was opened is
-// closed. A file's error is input.Open's, a broker input's Source's (it
-// wraps ErrOption for an option the broker does not take), and Follow
-// without exactly one file, not stdin, wraps ErrOption.
+// closed. Options that Validate refuses are its *cdc.OptionError, Follow
+// without exactly one file, not stdin, is one too; a file's error is
+// input.Open's, a broker input's Source's (it wraps ErrOption for an
+// option the broker does not take).
 func (l InputList) Open(o InputOptions) (*Inputs, error) {
+	if err := l.Validate(o.Source); err != nil {
+		return nil, err
+	}
 	if o.Follow && (len(l.Files) != 1 || isStdin(l.Files[0])) {
-		return nil, fmt.Errorf("following needs exactly one file input, not stdin, and the list has %d: %w", len(l.Files), ErrOption)
+		return nil, &cdc.OptionError{Option: "--follow", Reason: "reads one regular FILE: give exactly one"}
 	}
 	// Clipped: the broker inputs' names are appended, and must not land in
 	// the spare capacity of the caller's Files.
@@ -135,6 +140,37 @@ func (l InputList) Open(o InputOptions) (*Inputs, error) {
 		in.Names = append(in.Names, "-")
 	}
 	return in, nil
+}
+
+// Validate reports broker source options that no input of the list
+// takes, as a *cdc.OptionError: AllowGap, CommitGroup or PartitionCheck
+// without a broker input, CommitGroup or PartitionCheck without a Kafka
+// input. (A broker input that does not take an option is Source's
+// refusal.)
+func (l InputList) Validate(o SourceOptions) error {
+	kafkaIn := false
+	for _, ep := range l.Brokers {
+		kafkaIn = kafkaIn || ep.Kind == broker.Kafka
+	}
+	options := []struct {
+		name             string
+		given, kafkaOnly bool
+	}{
+		{"--allow-gap", o.AllowGap, false},
+		{"--commit-group", o.CommitGroup != "", true},
+		{"--partition-check", o.PartitionCheck != 0, true},
+	}
+	for _, f := range options {
+		if f.given && len(l.Brokers) == 0 {
+			return &cdc.OptionError{Option: f.name, Reason: "applies to broker inputs (--from kafka://... or nats://...), and there is none"}
+		}
+	}
+	for _, f := range options {
+		if f.given && f.kafkaOnly && !kafkaIn {
+			return &cdc.OptionError{Option: f.name, Reason: "applies to Kafka inputs, and there is none"}
+		}
+	}
+	return nil
 }
 
 func isStdin(name string) bool { return name == "-" || name == "" }

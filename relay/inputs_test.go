@@ -2,13 +2,16 @@ package relay
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/cdclog/cdclog/cdc"
 	"github.com/cdclog/cdclog/recovery"
 )
 
@@ -112,9 +115,10 @@ func TestOpenRefusesAMissingFileABrokersOptionAndFollowingStdin(t *testing.T) {
 		is     error
 	}{
 		{"missing file", []string{a, filepath.Join(dir, "missing")}, InputOptions{}, fs.ErrNotExist},
-		{"a consumer group for NATS", []string{a, "nats://n/S/s"}, InputOptions{Source: SourceOptions{CommitGroup: "g"}}, ErrOption},
-		{"following stdin", []string{"-"}, InputOptions{Follow: true}, ErrOption},
-		{"following two files", []string{a, a}, InputOptions{Follow: true}, ErrOption},
+		{"a consumer group for NATS", []string{a, "kafka://k/t", "nats://n/S/s"}, InputOptions{Source: SourceOptions{CommitGroup: "g"}}, ErrOption},
+		{"a consumer group without Kafka", []string{a, "nats://n/S/s"}, InputOptions{Source: SourceOptions{CommitGroup: "g"}}, cdc.ErrOption},
+		{"following stdin", []string{"-"}, InputOptions{Follow: true}, cdc.ErrOption},
+		{"following two files", []string{a, a}, InputOptions{Follow: true}, cdc.ErrOption},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l, err := ParseInputs(tc.inputs)
@@ -126,6 +130,57 @@ func TestOpenRefusesAMissingFileABrokersOptionAndFollowingStdin(t *testing.T) {
 				t.Fatalf("Open = %+v, %v; want %v", in, err, tc.is)
 			}
 		})
+	}
+}
+
+func TestInputListValidateRefusesOptionsNoInputTakes(t *testing.T) {
+	files := []string{"a.jsonl"}
+	nats := []string{"a.jsonl", "nats://n/S/s"}
+	kafka := []string{"nats://n/S/s", "kafka://k/t"}
+	for _, tc := range []struct {
+		name   string
+		inputs []string
+		o      SourceOptions
+		want   string // "" when valid
+	}{
+		{"files, no broker options", files, SourceOptions{}, ""},
+		{"allow gap for NATS", nats, SourceOptions{AllowGap: true}, ""},
+		{"every option with Kafka", kafka, SourceOptions{AllowGap: true, CommitGroup: "g", PartitionCheck: time.Second}, ""},
+		{"allow gap without a broker", files, SourceOptions{AllowGap: true},
+			"--allow-gap applies to broker inputs (--from kafka://... or nats://...), and there is none"},
+		{"commit group without a broker", files, SourceOptions{CommitGroup: "g"},
+			"--commit-group applies to broker inputs (--from kafka://... or nats://...), and there is none"},
+		{"partition check without a broker", files, SourceOptions{PartitionCheck: time.Second},
+			"--partition-check applies to broker inputs (--from kafka://... or nats://...), and there is none"},
+		{"commit group without Kafka", nats, SourceOptions{CommitGroup: "g"}, "--commit-group applies to Kafka inputs, and there is none"},
+		{"partition check without Kafka", nats, SourceOptions{PartitionCheck: time.Second}, "--partition-check applies to Kafka inputs, and there is none"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, err := ParseInputs(tc.inputs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = l.Validate(tc.o)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("Validate = %v, want nil", err)
+				}
+				return
+			}
+			if !errors.Is(err, cdc.ErrOption) || err.Error() != tc.want {
+				t.Fatalf("Validate = %v, want %q matching cdc.ErrOption", err, tc.want)
+			}
+			// Open refuses them the same way, before it opens the file.
+			if in, err := l.Open(InputOptions{Source: tc.o}); err == nil || err.Error() != tc.want {
+				t.Fatalf("Open = %+v, %v; want %q", in, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestErrOptionMatchesCDCErrOption(t *testing.T) {
+	if !errors.Is(fmt.Errorf("x: %w", ErrOption), cdc.ErrOption) {
+		t.Fatal("relay.ErrOption does not match cdc.ErrOption")
 	}
 }
 

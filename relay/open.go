@@ -1,7 +1,6 @@
 package relay
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -14,8 +13,16 @@ import (
 )
 
 // ErrOption is wrapped by the errors of Source and Output for an option
-// that the endpoint's broker does not take.
-var ErrOption = errors.New("option does not apply to this broker")
+// that the endpoint's broker does not take. It matches cdc.ErrOption, as
+// every refusal of an option does.
+var ErrOption error = brokerOptionError{}
+
+// brokerOptionError is ErrOption's type: a comparable value whose text is
+// ErrOption's and that errors.Is also takes for cdc.ErrOption.
+type brokerOptionError struct{}
+
+func (brokerOptionError) Error() string        { return "option does not apply to this broker" }
+func (brokerOptionError) Is(target error) bool { return target == cdc.ErrOption }
 
 // SourceOptions configure a broker source.
 type SourceOptions struct {

@@ -33,15 +33,18 @@ func runCheck(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return usageError("check takes no arguments, got %q", c.Args().Slice())
 	}
-	if c.Int("max-problems") < 1 {
-		return usageError("check: --max-problems must be at least 1")
+	o := recovery.CheckOptions{MaxProblems: c.Int("max-problems")}
+	if o.MaxProblems == 0 { // the library's default, but not what the flag says:
+		o.MaxProblems = -1 // refused as any count below 1
 	}
-	timeout, err := lockTimeout(c)
-	if err != nil {
+	if err := o.Validate(); err != nil {
+		return fmt.Errorf("check: %w", err)
+	}
+	if o.LockTimeout, err = lockTimeout(c); err != nil {
 		return err
 	}
 	prog := newProgress(e, progress.Options{Label: "check " + path})
-	rep, err := recovery.Check(path, recovery.CheckOptions{LockTimeout: timeout, MaxProblems: c.Int("max-problems")})
+	rep, err := recovery.Check(path, o)
 	prog.Finish()
 	if err != nil {
 		return dbError(err)

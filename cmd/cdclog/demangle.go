@@ -47,8 +47,15 @@ func runDemangle(c *cli.Context) (err error) {
 			return usageError("--max-memory: %v", err)
 		}
 	}
-	q, err := openRejectSink(e, policy, c.String("quarantine"), c.Args().Slice())
-	if err != nil {
+	o := clean.Options{Start: c.Uint64("start"), OnError: policy, Log: e.log, MaxMemory: maxMemory}
+	q := &rejectSink{name: c.String("quarantine")}
+	if q.name != "" {
+		o.Quarantine = q
+	}
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	if err := q.open(e, c.Args().Slice()); err != nil {
 		return err
 	}
 	defer func() {
@@ -64,14 +71,10 @@ func runDemangle(c *cli.Context) (err error) {
 
 	memlimit.SetSoftLimit(maxMemory)
 	prog := newInputProgress(e, c.Command.Name, []string{c.Args().First()})
-	o := clean.Options{Start: c.Uint64("start"), OnError: policy, Log: e.log, MaxMemory: maxMemory}
 	if prog != nil {
 		o.Progress = func(p clean.Progress) {
 			prog.Batch(p.Offset, p.Messages, func() (uint64, bool) { return p.Frontier, p.Done })
 		}
-	}
-	if q.f != nil {
-		o.Quarantine = q.f
 	}
 	res, runErr := clean.Stream(c.Context, cdc.NewReader(in, e.inFormat, name), cdc.NewWriter(e.stdout, e.outFormat), o)
 	prog.Finish()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/cdclog/cdclog/broker"
@@ -49,17 +50,14 @@ func openIngestInputs(c *cli.Context, e *env) (*relay.Inputs, error) {
 	if err != nil {
 		return nil, usageError("ingest: %v", err)
 	}
-	if err := checkBrokerInputFlags(c, list.Brokers); err != nil {
-		return nil, err
+	so := relay.SourceOptions{Format: e.inFormat, AllowGap: c.Bool("allow-gap"), CommitGroup: c.String("commit-group"), Logger: e.log}
+	if c.IsSet("partition-check") { // else zero: the library's default, the flag's
+		so.PartitionCheck = c.Duration("partition-check")
 	}
-	follow := c.Bool("follow")
-	if follow && (len(list.Files) != 1 || list.Files[0] == "-") {
-		return nil, usageError("--follow reads one regular FILE: give exactly one")
+	if err := list.Validate(so); err != nil {
+		return nil, fmt.Errorf("ingest: %w", err)
 	}
-	in, err := list.Open(relay.InputOptions{Stdin: e.stdin, Follow: follow, Source: relay.SourceOptions{
-		Format: e.inFormat, AllowGap: c.Bool("allow-gap"), CommitGroup: c.String("commit-group"),
-		PartitionCheck: c.Duration("partition-check"), Logger: e.log,
-	}})
+	in, err := list.Open(relay.InputOptions{Stdin: e.stdin, Follow: c.Bool("follow"), Source: so})
 	switch {
 	case errors.Is(err, relay.ErrOption):
 		return nil, usageError("ingest: %v", err)
@@ -67,26 +65,6 @@ func openIngestInputs(c *cli.Context, e *env) (*relay.Inputs, error) {
 		return nil, withCode(exitFailure, err)
 	}
 	return in, nil
-}
-
-// checkBrokerInputFlags refuses the broker input flags without a broker
-// input they apply to.
-func checkBrokerInputFlags(c *cli.Context, eps []broker.Endpoint) error {
-	kafkaIn := false
-	for _, ep := range eps {
-		kafkaIn = kafkaIn || ep.Kind == broker.Kafka
-	}
-	for _, f := range []string{"allow-gap", "commit-group", "partition-check"} {
-		if c.IsSet(f) && len(eps) == 0 {
-			return usageError("ingest: --%s applies to broker inputs (--from kafka://... or nats://...), and there is none", f)
-		}
-	}
-	for _, f := range []string{"commit-group", "partition-check"} {
-		if c.IsSet(f) && !kafkaIn {
-			return usageError("ingest: --%s applies to Kafka inputs, and there is none", f)
-		}
-	}
-	return nil
 }
 
 // parseSink reads --to and the sink flags of command cmd into the output

@@ -30,26 +30,19 @@ func mergeCommand() *cli.Command {
 
 // mergeOptions is the merge command line, checked.
 type mergeOptions struct {
-	merge      ordering.MergeOptions
-	quarantine string
-	rejects    *laterRejects // merge.Quarantine until the file is open
-	files      []string
+	merge   ordering.MergeOptions
+	rejects *rejectSink
+	files   []string
 }
-
-// laterRejects stands for the --quarantine file in the merge options, so
-// that they are checked before any file is opened; the file is set once
-// it is.
-type laterRejects struct{ ordering.RejectWriter }
 
 func parseMergeOptions(c *cli.Context) (mergeOptions, error) {
 	e := getEnv(c)
-	o := mergeOptions{quarantine: c.String("quarantine"), merge: ordering.MergeOptions{Log: e.log}}
+	o := mergeOptions{rejects: &rejectSink{name: c.String("quarantine")}, merge: ordering.MergeOptions{Log: e.log}}
 	var err error
 	if o.merge.OnError, err = cdc.ParseErrorPolicy(c.String("on-error")); err != nil {
 		return o, usageError("--on-error: %v", err)
 	}
-	if o.quarantine != "" {
-		o.rejects = &laterRejects{}
+	if o.rejects.name != "" {
 		o.merge.Quarantine = o.rejects
 	}
 	if err := o.merge.Validate(); err != nil {
@@ -76,12 +69,9 @@ func runMerge(c *cli.Context) error {
 		return withCode(exitFailure, err)
 	}
 	defer closeAll()
-	rejects, err := openRejectSink(e, opts.merge.OnError, opts.quarantine, opts.files)
-	if err != nil {
+	rejects := opts.rejects
+	if err := rejects.open(e, opts.files); err != nil {
 		return err
-	}
-	if opts.rejects != nil {
-		opts.rejects.RejectWriter = rejects.f
 	}
 	start := time.Now()
 	var p *progress.Counter // nil, drawing nothing, unless stderr is a terminal

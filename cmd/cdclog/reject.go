@@ -8,40 +8,37 @@ import (
 
 // rejectSink is the --quarantine file of the commands that have no
 // database (demangle, merge): a cdc.RejectFile that the library code they
-// call writes each rejected message to. Without --quarantine it has no
-// file, and f is nil.
+// call writes each rejected message to. It is the Quarantine of their
+// options before the file is opened (open), so that the library checks
+// those options first (Validate). Without --quarantine it has no name and
+// is no Quarantine.
 type rejectSink struct {
 	name string
 	f    *cdc.RejectFile
 }
 
-// openRejectSink checks the --quarantine flag against the policy and
-// creates the quarantine file (cdc.CreateRejectFile), refusing one that is
-// also an input. No inputs means stdin, as for the commands' FILE
-// arguments.
-func openRejectSink(e *env, policy cdc.ErrorPolicy, path string, inputs []string) (*rejectSink, error) {
-	switch {
-	case policy == cdc.Quarantine && path == "":
-		return nil, usageError("--on-error quarantine needs --quarantine FILE (there is no database to keep rejected messages in)")
-	case policy != cdc.Quarantine && path != "":
-		return nil, usageError("--quarantine is only used with --on-error quarantine")
+// Write writes r to the opened file.
+func (s *rejectSink) Write(r *cdc.Reject) error { return s.f.Write(r) }
+
+// open creates the quarantine file (cdc.CreateRejectFile), refusing one
+// that is also an input; nothing without a name. No inputs means stdin,
+// as for the commands' FILE arguments.
+func (s *rejectSink) open(e *env, inputs []string) error {
+	if s.name == "" {
+		return nil
 	}
-	s := &rejectSink{name: path}
-	if path == "" {
-		return s, nil
-	}
-	f, err := cdc.CreateRejectFile(path, inputs, e.stdin)
+	f, err := cdc.CreateRejectFile(s.name, inputs, e.stdin)
 	var ie *cdc.InputError
 	switch {
 	case errors.As(err, &ie) && ie.Input == "-":
-		return nil, usageError("--quarantine %s is also the input (stdin reads it)", path)
+		return usageError("--quarantine %s is also the input (stdin reads it)", s.name)
 	case errors.As(err, &ie):
-		return nil, usageError("--quarantine %s is also an input file (%s)", path, ie.Input)
+		return usageError("--quarantine %s is also an input file (%s)", s.name, ie.Input)
 	case err != nil:
-		return nil, withCode(exitFailure, err)
+		return withCode(exitFailure, err)
 	}
 	s.f = f
-	return s, nil
+	return nil
 }
 
 // close flushes and fsyncs the quarantine file, so that what was

@@ -59,7 +59,7 @@ func runServe(c *cli.Context) error {
 	if c.IsSet("max-inflight") {
 		if so.MaxInFlight, err = cliargs.ParseSize(c.String("max-inflight")); err != nil {
 			return usageError("--max-inflight: %v", err)
-		} else if so.MaxInFlight == 0 { // the library's default again
+		} else if so.MaxInFlight < so.MaxBody { // Validate's check, in the sizes as spelt (0 is its default)
 			return usageError("--max-inflight %s is less than --max-body %s: no body could be held", c.String("max-inflight"), c.String("max-body"))
 		}
 	}

@@ -1,0 +1,26 @@
+package clean
+
+import "github.com/cdclog/cdclog/cdc"
+
+// ErrNoQuarantine is Options.Validate's error (and so Stream's) when the
+// policy is cdc.Quarantine and Options.Quarantine is nil. It matches
+// cdc.ErrOption.
+var ErrNoQuarantine error = &cdc.OptionError{Option: "--on-error",
+	Reason: "quarantine needs --quarantine FILE (there is no database to keep rejected messages in)"}
+
+// Validate reports options that Stream refuses, as a *cdc.OptionError: a
+// policy that is none of cdc.Fail, cdc.Skip and cdc.Quarantine, policy
+// cdc.Quarantine without a Quarantine to write to (ErrNoQuarantine), or a
+// Quarantine under another policy, which would never be written.
+func (o Options) Validate() error {
+	if err := o.OnError.Validate(); err != nil {
+		return err
+	}
+	switch {
+	case o.OnError == cdc.Quarantine && o.Quarantine == nil:
+		return ErrNoQuarantine
+	case o.OnError != cdc.Quarantine && o.Quarantine != nil:
+		return &cdc.OptionError{Option: "--quarantine", Reason: "is only used with --on-error quarantine"}
+	}
+	return nil
+}
