@@ -36,6 +36,11 @@ type Run struct {
 	// after the OnRead of src's Options; for Endless inputs on their
 	// goroutines, concurrently.
 	OnRead func(src recovery.Source, b *recovery.SourceBatch)
+	// BeforeStart and OnStart, when set, are called with each input (as
+	// given) before Processor.Ingest starts it (starting may log) and
+	// once it has started, for a progress display (see Offset); with
+	// OnRead, on the goroutines of Endless inputs.
+	BeforeStart, OnStart func(src recovery.Source)
 	// Sink, when set, forwards the output beside the inputs.
 	Sink *Sink
 	// MaxSinkLag, when positive with a Sink, holds every input back
@@ -175,7 +180,7 @@ func (r *Run) drain(ctx context.Context, ingestErr error, log *slog.Logger, res 
 // ingest reads the InTurn inputs, then the Endless ones.
 func (r *Run) ingest(ctx context.Context, p *recovery.Processor, sum *recovery.Result) error {
 	for _, src := range r.InTurn {
-		res, err := p.Ingest(ctx, r.throttle(src), r.options(src))
+		res, err := p.Ingest(ctx, r.wrap(src), r.options(src))
 		sum.Add(res.Committed)
 		if err != nil {
 			return err
@@ -195,7 +200,7 @@ func (r *Run) ingest(ctx context.Context, p *recovery.Processor, sum *recovery.R
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, err := p.Ingest(ectx, r.throttle(src), r.options(src))
+			res, err := p.Ingest(ectx, r.wrap(src), r.options(src))
 			mu.Lock()
 			defer mu.Unlock()
 			sum.Add(res.Committed)
@@ -212,11 +217,17 @@ func (r *Run) ingest(ctx context.Context, p *recovery.Processor, sum *recovery.R
 	return ctx.Err()
 }
 
-func (r *Run) throttle(src recovery.Source) recovery.Source {
-	if r.Sink == nil || r.MaxSinkLag == 0 {
-		return src
+// wrap returns src as Ingest reads it: throttled by MaxSinkLag, and
+// with the start hooks.
+func (r *Run) wrap(src recovery.Source) recovery.Source {
+	given := src
+	if r.Sink != nil && r.MaxSinkLag > 0 {
+		src = broker.Throttle(src, r.Sink.f, r.MaxSinkLag)
 	}
-	return broker.Throttle(src, r.Sink.f, r.MaxSinkLag)
+	if r.BeforeStart != nil || r.OnStart != nil {
+		src = startHooked{Source: src, given: given, r: r}
+	}
+	return src
 }
 
 // options are src's Ingest options, with an OnRead that counts and

@@ -25,7 +25,7 @@ type ingester struct {
 	started time.Time
 	run     relay.Run
 	res     relay.Result
-	mu      sync.Mutex       // serialises the progress display
+	mu      sync.Mutex       // serialises the progress display between inputs
 	prog    *progress.Input  // nil unless stderr is a terminal
 	plog    *progress.Logger // nil when stderr is a terminal, or off
 }
@@ -36,8 +36,8 @@ type ingester struct {
 func newIngester(e *env, p *recovery.Processor, inputs *relay.Inputs, sink *relay.OutputSpec, maxLag uint64, drain time.Duration, every time.Duration) *ingester {
 	in := &ingester{e: e, p: p, started: time.Now()}
 	in.prog = newInputProgress(e, "ingest", inputs.Names)
-	in.run = relay.Run{InTurn: in.wrap(inputs.InTurn), Endless: in.wrap(inputs.Endless), OnRead: in.onRead,
-		MaxSinkLag: maxLag, DrainTimeout: drain, Logger: e.log}
+	in.run = relay.Run{InTurn: inputs.InTurn, Endless: inputs.Endless, MaxSinkLag: maxLag, DrainTimeout: drain, Logger: e.log,
+		BeforeStart: in.beforeStart, OnStart: in.onStart, OnRead: in.onRead}
 	if sink != nil {
 		in.run.Sink = sink.NewSink(p)
 	}
@@ -57,20 +57,26 @@ func (in *ingester) ingest(ctx context.Context) error {
 	return nil
 }
 
-// wrap gives each source the progress display.
-func (in *ingester) wrap(srcs []recovery.Source) []recovery.Source {
-	out := make([]recovery.Source, len(srcs))
-	for i, s := range srcs {
-		out[i] = progressSource{Source: s, prog: in.prog, mu: &in.mu}
-	}
-	return out
+// beforeStart clears the progress display: starting an input may log.
+func (in *ingester) beforeStart(recovery.Source) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.prog.Clear()
+}
+
+// onStart tells the progress display where an input starts (a resumed
+// file: the bytes before are no work left).
+func (in *ingester) onStart(src recovery.Source) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.prog.StartInput(relay.Offset(src))
 }
 
 // onRead shows a batch read from src on the progress display.
 func (in *ingester) onRead(src recovery.Source, b *recovery.SourceBatch) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	in.prog.Batch(src.(progressSource).offset(), b.Len(), in.p.Frontier)
+	in.prog.Batch(relay.Offset(src), b.Len(), in.p.Frontier)
 }
 
 // ingestError gives Ingest's error its exit code: a violation's or an
