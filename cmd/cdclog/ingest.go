@@ -5,6 +5,7 @@ import (
 
 	"github.com/cdclog/cdclog/cdc"
 	"github.com/cdclog/cdclog/recovery"
+	"github.com/cdclog/cdclog/relay"
 	"github.com/urfave/cli/v2"
 )
 
@@ -51,8 +52,8 @@ func runIngest(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	defer mx.close()
-	opts.Observer = mx.observer()
+	defer mx.Close()
+	opts.Observer = mx.Observer()
 	var out *recovery.OutputPath // nil: none
 	// With --to, the clean stream goes to stdout only when --out asks.
 	if sink == nil || c.String("out") != "" {
@@ -66,7 +67,7 @@ func runIngest(c *cli.Context) error {
 		return withCode(exitFailure, err)
 	}
 	defer out.Close()
-	mx.watch(p)
+	mx.Watch(p, relay.BrokerMetrics(p))
 	ctl := listenControl(e, c.String("db"), p)
 	defer ctl.close()
 	ctx, sig := stopOnSignal(c.Context, e)
