@@ -45,12 +45,12 @@ func runPublish(c *cli.Context) error {
 		return withCode(exitFailure, err)
 	}
 	ctl := listenControl(e, path, p) // inspect may ask while it runs
-	defer ctl.close()
+	defer ctl.Close()
 	ctx, sig := stopOnSignal(c.Context, e)
 	defer sig.release()
 	started := time.Now()
 	res, runErr := relay.Publish(ctx, spec.NewSink(p))
-	ctl.close()
+	ctl.Close()
 	if err := p.Close(); err != nil && runErr == nil {
 		runErr = withCode(exitFailure, err)
 	}

@@ -92,14 +92,14 @@ func runServe(c *cli.Context) error {
 		e.log.Warn("serving beyond the loopback interface, without authentication: anyone who reaches it can append to and read the stream", "addr", addr)
 	}
 	ctl := listenControl(e, db, p)
-	defer ctl.close()
+	defer ctl.Close()
 	// Signals are caught before the line that says serve is up.
 	ctx, sig := stopOnSignal(c.Context, e)
 	defer sig.release()
 	e.log.Info("serving", "db", db, "url", "http://"+addr)
 	started := time.Now()
 	runErr := s.Serve(ctx, ln)
-	ctl.close()
+	ctl.Close()
 	st, stErr := p.Status()
 	if err := p.Close(); err != nil {
 		runErr = errors.Join(runErr, err)
