@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cdclog/cdclog/broker"
+	"github.com/cdclog/cdclog/cdc"
 	"github.com/cdclog/cdclog/recovery"
 )
 
@@ -103,9 +104,13 @@ var errSinkStopped = errors.New("the output sink stopped")
 // something fails, then drains the sink. It returns the first error that
 // stopped an input (as Processor.Ingest returns it), or the forwarder's
 // error when that stopped the inputs, or ctx's error when ctx ended, or
-// nil once the inputs ended and the output holds everything.
+// nil once the inputs ended and the output holds everything. Options that
+// Validate refuses are its *cdc.OptionError, before anything is read.
 func (r *Run) Run(ctx context.Context, p *recovery.Processor) (Result, error) {
 	var res Result
+	if err := r.Validate(); err != nil {
+		return res, err
+	}
 	log := r.Logger
 	if log == nil {
 		log = slog.Default()
@@ -147,6 +152,15 @@ func (r *Run) Run(ctx context.Context, p *recovery.Processor) (Result, error) {
 		log.Error("output sink stopped", "output", r.Sink.Name(), "err", sinkErr)
 	}
 	return res, err
+}
+
+// Validate reports options that Run refuses, as a *cdc.OptionError: a
+// MaxSinkLag without a Sink, whose lag would hold nothing back.
+func (r *Run) Validate() error {
+	if r.MaxSinkLag > 0 && r.Sink == nil {
+		return &cdc.OptionError{Option: "--max-sink-lag", Reason: "applies to a broker output, and there is no --to"}
+	}
+	return nil
 }
 
 // drain waits for the sink: until it catches up when the inputs ended,

@@ -274,3 +274,18 @@ func TestTheSinkIsAConsumerThatHoldsRetentionAtWhatTheOutputLacks(t *testing.T) 
 	wait(t, done)
 	checkAll(t, p, out)
 }
+
+func TestRunValidateRefusesASinkLagWithoutASink(t *testing.T) {
+	if err := (&Run{}).Validate(); err != nil {
+		t.Fatalf("zero Run: Validate() = %v, want nil", err)
+	}
+	r := &Run{MaxSinkLag: 10}
+	want := "--max-sink-lag applies to a broker output, and there is no --to"
+	if err := r.Validate(); !errors.Is(err, cdc.ErrOption) || err.Error() != want {
+		t.Fatalf("Validate() = %v, want %q matching cdc.ErrOption", err, want)
+	}
+	// Run refuses it before it touches the processor (nil here).
+	if _, err := r.Run(context.Background(), nil); err == nil || err.Error() != want {
+		t.Fatalf("Run = %v, want %q", err, want)
+	}
+}
