@@ -147,6 +147,22 @@ func TestTheSocketIsTheOwnersOnlyAndGoneAfterClose(t *testing.T) {
 	if _, err := Dial(db); !errors.Is(err, ErrNoSocket) {
 		t.Fatalf("Dial after Close: %v", err)
 	}
+	// A second Close, as a deferred one after the explicit one, and a nil
+	// Server's do nothing.
+	again, err := Listen(db, nil, nil) // a new socket at the same path
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if err := s.Close(); err != nil {
+		t.Fatalf("a second Close: %v", err)
+	}
+	if _, err := os.Lstat(again.Path()); err != nil {
+		t.Fatalf("a second Close of the old server removed the new socket: %v", err)
+	}
+	if err := (*Server)(nil).Close(); err != nil {
+		t.Fatalf("a nil Server's Close: %v", err)
+	}
 }
 
 func TestAStaleSocketIsReplacedAndALiveOneIsNot(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/cdclog/cdclog/demangle"
@@ -26,6 +27,9 @@ type Server struct {
 	srv  *http.Server
 	sock os.FileInfo // the socket file as created, to remove only it
 	done chan struct{}
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // Listen creates the control socket of the database at db (see
@@ -71,8 +75,17 @@ func Listen(db string, p *recovery.Processor, log *slog.Logger) (*Server, error)
 func (s *Server) Path() string { return s.path }
 
 // Close stops answering, waiting up to a few seconds for answers in
-// progress, and removes the socket.
+// progress, and removes the socket. Once closed, Close returns the first
+// call's result; a nil Server (none could be made) does nothing.
 func (s *Server) Close() error {
+	if s == nil {
+		return nil
+	}
+	s.closeOnce.Do(func() { s.closeErr = s.close() })
+	return s.closeErr
+}
+
+func (s *Server) close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	err := s.srv.Shutdown(ctx)

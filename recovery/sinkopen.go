@@ -3,6 +3,7 @@ package recovery
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -15,12 +16,28 @@ import (
 type OutputPath struct {
 	sink   *FileSink // nil for a stream
 	abs    string    // the sink's absolute path
-	stream *os.File  // nil for a sink
+	stream *os.File  // nil for a sink, and for stdout
+	stdout bool      // the output is the caller's stdout, not closed here
+}
+
+// IsStdout reports whether path, given to OpenOutput, names the
+// process's own standard output: "" (no path), "-", /dev/stdout,
+// /dev/fd/1 or /proc/self/fd/1, in any form filepath.Clean reduces to
+// one of them.
+func IsStdout(path string) bool {
+	switch filepath.Clean(path) {
+	case ".", "-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1":
+		return path != "." // "" cleans to "."
+	}
+	return false
 }
 
 // OpenOutput sets o up to write the clean stream, in format, to the file
 // at path, as `cdclog ingest --out PATH` does:
 //
+//   - a path that names stdout (IsStdout) is the stream stdout (nil means
+//     os.Stdout), o.Live and o.LiveFormat: never cut or checked, written
+//     at least once, and not closed by Close or Abort;
 //   - a regular file (or a path where none is yet) is the exactly-once
 //     sink (OpenFileSink, waiting up to lockTimeout for another process's
 //     lock): o.Sink, o.SinkName (its absolute path) and o.SinkFormat, so
@@ -33,7 +50,14 @@ type OutputPath struct {
 //     that leads to a file is not written from its start.
 //
 // Once the processor is closed, call Close; when Open failed, Abort.
-func OpenOutput(path string, format cdc.Format, lockTimeout time.Duration, o *Options) (*OutputPath, error) {
+func OpenOutput(path string, format cdc.Format, lockTimeout time.Duration, stdout io.Writer, o *Options) (*OutputPath, error) {
+	if IsStdout(path) {
+		if stdout == nil {
+			stdout = os.Stdout
+		}
+		o.Live, o.LiveFormat = stdout, format
+		return &OutputPath{stdout: true}, nil
+	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
@@ -55,13 +79,14 @@ func OpenOutput(path string, format cdc.Format, lockTimeout time.Duration, o *Op
 }
 
 // Stream reports whether the output is a stream rather than the
-// exactly-once sink.
-func (p *OutputPath) Stream() bool { return p.stream != nil }
+// exactly-once sink: stdout, or another file that is not a regular one.
+func (p *OutputPath) Stream() bool { return p.stream != nil || p.stdout }
 
-// Close closes a stream once the processor is closed. The processor's
-// Close closes the sink itself.
+// Close closes a stream other than stdout once the processor is closed.
+// The processor's Close closes the sink itself. A nil OutputPath (no
+// output) does nothing.
 func (p *OutputPath) Close() error {
-	if p.stream != nil {
+	if p != nil && p.stream != nil {
 		return p.stream.Close()
 	}
 	return nil
@@ -69,9 +94,13 @@ func (p *OutputPath) Close() error {
 
 // Abort closes the output of a processor that did not open, and removes
 // the file if OpenOutput created it and nothing was written, so that a
-// failed run leaves no trace.
+// failed run leaves no trace. Stdout stays open; a nil OutputPath does
+// nothing.
 func (p *OutputPath) Abort() {
-	if p.stream != nil {
+	switch {
+	case p == nil || p.stdout:
+		return
+	case p.stream != nil:
 		p.stream.Close()
 		return
 	}

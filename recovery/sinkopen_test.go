@@ -1,6 +1,8 @@
 package recovery
 
 import (
+	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -13,7 +15,7 @@ func TestOpenOutputMakesARegularFileTheSinkAndAbortRemovesANewOne(t *testing.T) 
 	dir := t.TempDir()
 	t.Chdir(dir)
 	var o Options
-	out, err := OpenOutput("clean.jsonl", cdc.Msgpack, store.NoWait, &o)
+	out, err := OpenOutput("clean.jsonl", cdc.Msgpack, store.NoWait, nil, &o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +35,7 @@ func TestAbortKeepsAnOutputFileThatWasThereBefore(t *testing.T) {
 		t.Fatal(err)
 	}
 	var o Options
-	out, err := OpenOutput(path, cdc.JSONL, store.NoWait, &o)
+	out, err := OpenOutput(path, cdc.JSONL, store.NoWait, nil, &o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +47,7 @@ func TestAbortKeepsAnOutputFileThatWasThereBefore(t *testing.T) {
 
 func TestOpenOutputWritesANonRegularFileAsAStream(t *testing.T) {
 	var o Options
-	out, err := OpenOutput(os.DevNull, cdc.JSONL, store.NoWait, &o)
+	out, err := OpenOutput(os.DevNull, cdc.JSONL, store.NoWait, nil, &o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +64,41 @@ func TestOpenOutputWritesANonRegularFileAsAStream(t *testing.T) {
 
 func TestOpenOutputInAMissingDirectoryFails(t *testing.T) {
 	var o Options
-	if _, err := OpenOutput(filepath.Join(t.TempDir(), "missing", "clean.jsonl"), cdc.JSONL, store.NoWait, &o); err == nil {
+	if _, err := OpenOutput(filepath.Join(t.TempDir(), "missing", "clean.jsonl"), cdc.JSONL, store.NoWait, nil, &o); err == nil {
 		t.Fatal("OpenOutput in a missing directory succeeded")
+	}
+}
+
+func TestOpenOutputMakesTheStdoutNamesTheGivenStdout(t *testing.T) {
+	for _, tc := range []struct {
+		path   string
+		stdout bool
+	}{
+		{"", true}, {"-", true}, {"/dev/stdout", true}, {"/dev/fd/1", true}, {"/proc/self/fd/1", true},
+		{"/dev/fd//1", true}, {"./-", true}, {"/dev/fd/2", false}, {".", false}, {"stdout", false},
+	} {
+		if got := IsStdout(tc.path); got != tc.stdout {
+			t.Errorf("IsStdout(%q) = %v, want %v", tc.path, got, tc.stdout)
+		}
+	}
+	var w bytes.Buffer
+	for _, path := range []string{"", "-", "/dev/stdout"} {
+		var o Options
+		out, err := OpenOutput(path, cdc.Msgpack, store.NoWait, &w, &o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !out.Stream() || o.Live != io.Writer(&w) || o.LiveFormat != cdc.Msgpack || o.Sink != nil {
+			t.Fatalf("OpenOutput(%q): stream %v, options %+v: want the given stdout", path, out.Stream(), o)
+		}
+		out.Abort()
+		if err := out.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var none *OutputPath
+	none.Abort()
+	if err := none.Close(); err != nil {
+		t.Fatalf("a nil OutputPath's Close: %v", err)
 	}
 }

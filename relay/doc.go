@@ -30,6 +30,11 @@
 // that stops by itself (fenced by another writer, an output that is not
 // this database's) stops the inputs, and Run returns its error.
 // MaxSinkLag applies backpressure (broker.Throttle) to every input.
+// ParseOutput turns an output URL, as ingest --to and publish --to take
+// it, into an OutputSpec whose NewSink makes the Sink; Publish drains one
+// without inputs. Run's Result and Publish's PublishResult say what was
+// read, committed and forwarded (their LogAttrs are the commands'
+// summary fields).
 //
 // # What is recorded
 //

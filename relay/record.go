@@ -89,8 +89,8 @@ type endReporter interface {
 	LogEnds() map[int32]int64
 }
 
-// unwrapper is a source that wraps another (broker.Throttle, the command
-// line's progress display).
+// unwrapper is a source that wraps another (broker.Throttle, Run's start
+// hooks).
 type unwrapper interface {
 	Unwrap() recovery.Source
 }

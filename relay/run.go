@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cdclog/cdclog/broker"
@@ -31,6 +32,16 @@ type Run struct {
 	// InTurn or Endless); nil means the defaults. For Endless inputs it
 	// is called, and its OnRead runs, on goroutines of their own.
 	Options func(src recovery.Source) recovery.IngestOptions
+	// OnRead, when set, is called with each batch read from src (as
+	// given in InTurn or Endless), after Run counted it (Read) and
+	// after the OnRead of src's Options; for Endless inputs on their
+	// goroutines, concurrently.
+	OnRead func(src recovery.Source, b *recovery.SourceBatch)
+	// BeforeStart and OnStart, when set, are called with each input (as
+	// given) before Processor.Ingest starts it (starting may log) and
+	// once it has started, for a progress display (see Offset); with
+	// OnRead, on the goroutines of Endless inputs.
+	BeforeStart, OnStart func(src recovery.Source)
 	// Sink, when set, forwards the output beside the inputs.
 	Sink *Sink
 	// MaxSinkLag, when positive with a Sink, holds every input back
@@ -46,10 +57,19 @@ type Run struct {
 	RecordEvery time.Duration
 	// Logger receives what Run says; nil means slog.Default().
 	Logger *slog.Logger
+
+	read atomic.Uint64 // messages and rejects read, for Read
 }
+
+// Read returns how many messages (rejects included) Run has read from
+// its inputs so far: safe to call while it runs, for progress.
+func (r *Run) Read() uint64 { return r.read.Load() }
 
 // Result is what a Run did.
 type Result struct {
+	// Read is how many messages, rejects included, were read from the
+	// inputs (committed or not).
+	Read uint64
 	// Committed sums the committed results of every input's Ingest.
 	Committed recovery.Result
 	// Unsent is how many committed records were not known to be on the
@@ -59,6 +79,22 @@ type Result struct {
 	// DrainTimedOut is set when Run stopped waiting for the Sink after
 	// DrainTimeout.
 	DrainTimedOut bool
+	// Sink is the Sink's Name ("" without one), and SinkAcked how many
+	// records the output had acknowledged when Run returned.
+	Sink      string
+	SinkAcked uint64
+}
+
+// LogAttrs returns the result as log fields, in the order of `cdclog
+// ingest`'s summary line: messages (Read), the committed counts
+// (recovery.Result.LogAttrs), and with a Sink, sink, sink_acked and
+// sink_unsent.
+func (res Result) LogAttrs() []slog.Attr {
+	attrs := append([]slog.Attr{slog.Uint64("messages", res.Read)}, res.Committed.LogAttrs()...)
+	if res.Sink == "" {
+		return attrs
+	}
+	return append(attrs, slog.String("sink", res.Sink), slog.Uint64("sink_acked", res.SinkAcked), slog.Uint64("sink_unsent", res.Unsent))
 }
 
 // errSinkStopped stops the inputs when the forwarder stopped by itself.
@@ -98,12 +134,13 @@ func (r *Run) Run(ctx context.Context, p *recovery.Processor) (Result, error) {
 	stopRecording()
 	<-recDone
 	ends.flush(context.Background())
+	res.Read = r.Read()
 	if r.Sink == nil {
 		return res, err
 	}
 	r.drain(ctx, err, log, &res)
 	sinkErr := r.Sink.stop()
-	res.Unsent = r.Sink.f.Lag()
+	res.Unsent, res.Sink, res.SinkAcked = r.Sink.f.Lag(), r.Sink.Name(), r.Sink.f.Acked()
 	if res.Unsent > 0 {
 		log.Warn("output sink: committed records are not on the output yet; they stay in the database, and the next ingest with --to, or cdclog publish, forwards them",
 			"output", r.Sink.Name(), "unsent", res.Unsent, "acked", r.Sink.f.Acked())
@@ -157,7 +194,7 @@ func (r *Run) drain(ctx context.Context, ingestErr error, log *slog.Logger, res 
 // ingest reads the InTurn inputs, then the Endless ones.
 func (r *Run) ingest(ctx context.Context, p *recovery.Processor, sum *recovery.Result) error {
 	for _, src := range r.InTurn {
-		res, err := p.Ingest(ctx, r.throttle(src), r.options(src))
+		res, err := p.Ingest(ctx, r.wrap(src), r.options(src))
 		sum.Add(res.Committed)
 		if err != nil {
 			return err
@@ -177,7 +214,7 @@ func (r *Run) ingest(ctx context.Context, p *recovery.Processor, sum *recovery.R
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, err := p.Ingest(ectx, r.throttle(src), r.options(src))
+			res, err := p.Ingest(ectx, r.wrap(src), r.options(src))
 			mu.Lock()
 			defer mu.Unlock()
 			sum.Add(res.Committed)
@@ -194,18 +231,37 @@ func (r *Run) ingest(ctx context.Context, p *recovery.Processor, sum *recovery.R
 	return ctx.Err()
 }
 
-func (r *Run) throttle(src recovery.Source) recovery.Source {
-	if r.Sink == nil || r.MaxSinkLag == 0 {
-		return src
+// wrap returns src as Ingest reads it: throttled by MaxSinkLag, and
+// with the start hooks.
+func (r *Run) wrap(src recovery.Source) recovery.Source {
+	given := src
+	if r.Sink != nil && r.MaxSinkLag > 0 {
+		src = broker.Throttle(src, r.Sink.f, r.MaxSinkLag)
 	}
-	return broker.Throttle(src, r.Sink.f, r.MaxSinkLag)
+	if r.BeforeStart != nil || r.OnStart != nil {
+		src = startHooked{Source: src, given: given, r: r}
+	}
+	return src
 }
 
+// options are src's Ingest options, with an OnRead that counts and
+// calls r.OnRead.
 func (r *Run) options(src recovery.Source) recovery.IngestOptions {
-	if r.Options == nil {
-		return recovery.IngestOptions{}
+	var o recovery.IngestOptions
+	if r.Options != nil {
+		o = r.Options(src)
 	}
-	return r.Options(src)
+	onRead := o.OnRead
+	o.OnRead = func(b *recovery.SourceBatch) {
+		r.read.Add(uint64(b.Len()))
+		if onRead != nil {
+			onRead(b)
+		}
+		if r.OnRead != nil {
+			r.OnRead(src, b)
+		}
+	}
+	return o
 }
 
 // every flushes the recorder every d (DefaultRecordEvery when zero) until

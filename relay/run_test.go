@@ -130,9 +130,19 @@ func TestRunDrainsForABoundedTimeOnceStoppedAndPublishForwardsTheRest(t *testing
 	if !res.DrainTimedOut || res.Unsent != p.OutputEnd()-1 {
 		t.Errorf("result %+v: want the drain timed out with all %d records unsent", res, p.OutputEnd()-1)
 	}
+	records := p.OutputEnd() - 1
+	stopped, cancelStopped := context.WithCancel(context.Background())
+	cancelStopped()
+	if pr, err := Publish(stopped, newSink(p, out)); !errors.Is(err, context.Canceled) || pr.Unsent != records || pr.Records != records {
+		t.Errorf("a stopped Publish to a down output: %+v, %v; want all %d records unsent and context.Canceled", pr, err, records)
+	}
 	out.setDown(false)
-	if err := Publish(context.Background(), newSink(p, out)); err != nil {
+	pr, err := Publish(context.Background(), newSink(p, out))
+	if err != nil {
 		t.Fatal(err)
+	}
+	if want := (PublishResult{Output: "mem:out", Records: records, Acked: records}); pr != want {
+		t.Errorf("Publish: %+v, want %+v", pr, want)
 	}
 	checkAll(t, p, out)
 	if pos, _ := Describe(p.Cursors(), p.OutputEnd()-1); len(pos.Sinks) != 1 || pos.Sinks[0].Lag != 0 {

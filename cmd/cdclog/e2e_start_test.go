@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cdclog/cdclog/internal/testbin"
 )
@@ -50,5 +52,29 @@ func TestIngestRefusesAnExplicitStart0OnADatabaseWithAnother(t *testing.T) {
 	}
 	if r.Code != exitFailure || !strings.Contains(r.Stderr, "the database was created with start 2, not 0") {
 		t.Fatalf("%v", r)
+	}
+}
+
+// TestServeRefusesAnotherStartOnAnExistingDatabase: serve's --start is
+// checked as ingest's is, an explicit --start 0 included (serve did not
+// set Options.StartSet, so --start 0 opened a database created with
+// start 2 and served it as if from 0). A refused serve exits 1 before it
+// says it serves.
+func TestServeRefusesAnotherStartOnAnExistingDatabase(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "state.db")
+	mustRunBin(t, strings.NewReader(""), "--quiet", "ingest", "--db", db, "--start", "2")
+	for _, start := range []string{"0", "7"} {
+		cmd, stdout, stderr := testbin.Command(t, nil, "serve", "--db", db, "--listen", "127.0.0.1:0", "--start", start)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		r, err := testbin.KillWhen(ctx, cmd, stdout, stderr, func(time.Duration) bool {
+			return strings.Contains(stderr.String(), "msg=serving")
+		})
+		cancel()
+		if err != nil {
+			t.Fatalf("serve --start %s: %v", start, err)
+		}
+		if r.Signaled || r.Code != exitFailure || !strings.Contains(r.Stderr, "the database was created with start 2, not "+start) {
+			t.Errorf("serve --start %s on a database created with start 2: %v", start, r)
+		}
 	}
 }

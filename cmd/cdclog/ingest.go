@@ -5,6 +5,7 @@ import (
 
 	"github.com/cdclog/cdclog/cdc"
 	"github.com/cdclog/cdclog/recovery"
+	"github.com/cdclog/cdclog/relay"
 	"github.com/urfave/cli/v2"
 )
 
@@ -32,14 +33,7 @@ func ingestCommand() *cli.Command {
 
 func runIngest(c *cli.Context) error {
 	e := getEnv(c)
-	if err := requireFlags(c, "db"); err != nil {
-		return err
-	}
-	policy, err := cdc.ParseErrorPolicy(c.String("on-error"))
-	if err != nil {
-		return usageError("--on-error: %v", err)
-	}
-	wait, err := lockWait(c.Duration("lock-timeout"))
+	opts, err := processorOptions(c, e)
 	if err != nil {
 		return err
 	}
@@ -58,38 +52,57 @@ func runIngest(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	defer mx.close()
-	opts := recovery.Options{
-		BatchMessages: c.Int("batch-messages"), BatchDelay: c.Duration("batch-delay"),
-		Start: c.Uint64("start"), StartSet: c.IsSet("start"), OnError: policy, Logger: e.log, LockTimeout: wait,
-		Observer: mx.observer(),
-	}
-	closeOut := func(bool) {}
+	defer mx.Close()
+	opts.Observer = mx.Observer()
+	var out *recovery.OutputPath // nil: none
 	// With --to, the clean stream goes to stdout only when --out asks.
 	if sink == nil || c.String("out") != "" {
-		if closeOut, err = openOutput(e, c.String("out"), wait, &opts); err != nil {
+		if out, err = openOutput(e, c.String("out"), &opts); err != nil {
 			return err
 		}
 	}
 	p, err := recovery.Open(c.String("db"), opts)
 	if err != nil {
-		closeOut(false)
+		out.Abort()
 		return withCode(exitFailure, err)
 	}
-	defer closeOut(true)
-	mx.watch(p)
+	defer out.Close()
+	mx.Watch(p, relay.BrokerMetrics(p))
 	ctl := listenControl(e, c.String("db"), p)
-	defer ctl.close()
+	defer ctl.Close()
 	ctx, sig := stopOnSignal(c.Context, e)
 	defer sig.release()
-	in := newIngester(e, p, inputs, c.Duration("progress-interval"))
-	runErr := in.run(ctx, sink, c.Uint64("max-sink-lag"), c.Duration("drain-timeout"))
+	in := newIngester(e, p, inputs, sink, c.Uint64("max-sink-lag"), c.Duration("drain-timeout"), c.Duration("progress-interval"))
+	runErr := in.ingest(ctx)
 	in.finish()
-	ctl.close()
+	ctl.Close()
 	st, stErr := p.Status()
 	if err := p.Close(); err != nil && runErr == nil {
 		runErr = withCode(exitFailure, err)
 	}
 	in.report(c.String("db"), st, stErr, sig.Received())
 	return sig.outcome(runErr)
+}
+
+// processorOptions reads the flags ingest and serve share into the
+// options of the durable processor they open: --db (required),
+// --on-error, --lock-timeout, --batch-messages, --batch-delay and --start
+// (an explicit --start 0 included, so that both refuse it on a database
+// created with another start).
+func processorOptions(c *cli.Context, e *env) (recovery.Options, error) {
+	if err := requireFlags(c, "db"); err != nil {
+		return recovery.Options{}, err
+	}
+	policy, err := cdc.ParseErrorPolicy(c.String("on-error"))
+	if err != nil {
+		return recovery.Options{}, usageError("--on-error: %v", err)
+	}
+	wait, err := lockWait(c.Duration("lock-timeout"))
+	if err != nil {
+		return recovery.Options{}, err
+	}
+	return recovery.Options{
+		BatchMessages: c.Int("batch-messages"), BatchDelay: c.Duration("batch-delay"),
+		Start: c.Uint64("start"), StartSet: c.IsSet("start"), OnError: policy, Logger: e.log, LockTimeout: wait,
+	}, nil
 }

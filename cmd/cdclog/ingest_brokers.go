@@ -7,7 +7,6 @@ import (
 
 	"github.com/cdclog/cdclog/broker"
 	"github.com/cdclog/cdclog/broker/kafka"
-	"github.com/cdclog/cdclog/recovery"
 	"github.com/cdclog/cdclog/relay"
 	"github.com/urfave/cli/v2"
 )
@@ -68,19 +67,10 @@ func openIngestInputs(c *cli.Context, e *env) (*relay.Inputs, error) {
 	return in, nil
 }
 
-// sinkSpec is a parsed broker output and its options: ingest --to,
-// publish --to.
-type sinkSpec struct {
-	ep     broker.Endpoint
-	out    broker.Output
-	sinkID string
-	opts   relay.SinkOptions
-}
-
-// parseSink reads --to and the sink flags of command cmd. With no --to it
-// returns nil, refusing the sink flags (cmd's own in only, besides
-// sinkFlags) if given.
-func parseSink(c *cli.Context, e *env, cmd string, only ...string) (*sinkSpec, error) {
+// parseSink reads --to and the sink flags of command cmd into the output
+// they name (relay.ParseOutput). With no --to it returns nil, refusing
+// the sink flags (cmd's own in only, besides sinkFlags) if given.
+func parseSink(c *cli.Context, e *env, cmd string, only ...string) (*relay.OutputSpec, error) {
 	to := c.String("to")
 	if to == "" {
 		for _, f := range append([]string{"sink-id", "takeover", "transaction-timeout", "sink-timeout"}, only...) {
@@ -90,34 +80,13 @@ func parseSink(c *cli.Context, e *env, cmd string, only ...string) (*sinkSpec, e
 		}
 		return nil, nil
 	}
-	if !broker.IsURL(to) {
-		return nil, usageError("%s: --to takes kafka://BROKERS/TOPIC or nats://SERVERS/STREAM[/SUBJECT], not %q (write a file with --out FILE)", cmd, to)
-	}
-	ep, err := broker.Parse(to)
-	if err != nil {
-		return nil, usageError("%s: %v", cmd, err)
-	}
 	o := relay.OutputOptions{SinkID: c.String("sink-id"), Timeout: c.Duration("sink-timeout"), Logger: e.log}
-	if c.IsSet("transaction-timeout") {
+	if c.IsSet("transaction-timeout") { // else the broker's default, or none
 		o.TransactionTimeout = c.Duration("transaction-timeout")
-	} else if ep.Kind == broker.Kafka {
-		o.TransactionTimeout = kafka.DefaultTransactionTimeout
 	}
-	out, err := relay.Output(ep, o)
+	spec, err := relay.ParseOutput(to, o, broker.ForwarderOptions{Format: e.outFormat, Takeover: c.Bool("takeover"), Logger: e.log})
 	if err != nil {
 		return nil, usageError("%s: %v", cmd, err)
 	}
-	id := o.SinkID
-	if id == "" {
-		id = relay.SinkID(ep)
-	}
-	return &sinkSpec{ep: ep, out: out, sinkID: id, opts: relay.SinkOptions{
-		Name: ep.Name(), SinkID: id,
-		Forwarder: broker.ForwarderOptions{Format: e.outFormat, Takeover: c.Bool("takeover"), Logger: e.log},
-	}}, nil
-}
-
-// sink returns the spec's Sink of p's output log.
-func (s *sinkSpec) sink(p *recovery.Processor) *relay.Sink {
-	return relay.NewSink(p, s.out, s.opts)
+	return spec, nil
 }

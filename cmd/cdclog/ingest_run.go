@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/cdclog/cdclog/internal/progress"
@@ -16,42 +15,41 @@ import (
 	"github.com/cdclog/cdclog/relay"
 )
 
-// ingester runs ingest's inputs through the processor (package relay:
-// files in turn, then broker inputs concurrently, and the broker output
-// beside them), with the progress display on a terminal and a progress
-// log otherwise.
+// ingester runs ingest's inputs through the processor (relay.Run: files
+// in turn, then broker inputs concurrently, and the broker output beside
+// them), with the progress display on a terminal and a progress log
+// otherwise.
 type ingester struct {
 	e       *env
 	p       *recovery.Processor
-	inputs  *relay.Inputs
 	started time.Time
-	read    atomic.Uint64
+	run     relay.Run
 	res     relay.Result
-	sink    *relay.Sink      // nil without --to
-	mu      sync.Mutex       // serialises the progress display
+	mu      sync.Mutex       // serialises the progress display between inputs
 	prog    *progress.Input  // nil unless stderr is a terminal
 	plog    *progress.Logger // nil when stderr is a terminal, or off
 }
 
-func newIngester(e *env, p *recovery.Processor, inputs *relay.Inputs, every time.Duration) *ingester {
-	in := &ingester{e: e, p: p, inputs: inputs, started: time.Now()}
+// newIngester returns the ingester of inputs into p, forwarding the output
+// to sink when there is one, and starts the progress log (every: its
+// interval).
+func newIngester(e *env, p *recovery.Processor, inputs *relay.Inputs, sink *relay.OutputSpec, maxLag uint64, drain time.Duration, every time.Duration) *ingester {
+	in := &ingester{e: e, p: p, started: time.Now()}
 	in.prog = newInputProgress(e, "ingest", inputs.Names)
+	in.run = relay.Run{InTurn: inputs.InTurn, Endless: inputs.Endless, MaxSinkLag: maxLag, DrainTimeout: drain, Logger: e.log,
+		BeforeStart: in.beforeStart, OnStart: in.onStart, OnRead: in.onRead}
+	if sink != nil {
+		in.run.Sink = sink.NewSink(p)
+	}
 	if in.prog == nil {
 		in.plog = startProgressLog(e, "ingest progress", every, in.progressAttrs)
 	}
 	return in
 }
 
-// run ingests the inputs, forwarding the output to sink when there is
-// one; the first error stops it.
-func (in *ingester) run(ctx context.Context, sink *sinkSpec, maxLag uint64, drain time.Duration) error {
-	r := &relay.Run{InTurn: in.wrap(in.inputs.InTurn), Endless: in.wrap(in.inputs.Endless),
-		Options: in.options, MaxSinkLag: maxLag, DrainTimeout: drain, Logger: in.e.log}
-	if sink != nil {
-		in.sink = sink.sink(in.p)
-		r.Sink = in.sink
-	}
-	res, err := r.Run(ctx, in.p)
+// ingest runs the inputs; the first error stops it.
+func (in *ingester) ingest(ctx context.Context) error {
+	res, err := in.run.Run(ctx, in.p)
 	in.res = res
 	if err != nil {
 		return ingestError(err)
@@ -59,27 +57,26 @@ func (in *ingester) run(ctx context.Context, sink *sinkSpec, maxLag uint64, drai
 	return nil
 }
 
-// wrap gives each source the progress display.
-func (in *ingester) wrap(srcs []recovery.Source) []recovery.Source {
-	out := make([]recovery.Source, len(srcs))
-	for i, s := range srcs {
-		out[i] = progressSource{Source: s, prog: in.prog, mu: &in.mu}
-	}
-	return out
-}
-
-// options are each source's Ingest options: counting its batches.
-func (in *ingester) options(src recovery.Source) recovery.IngestOptions {
-	ps := src.(progressSource)
-	return recovery.IngestOptions{OnRead: func(b *recovery.SourceBatch) { in.onRead(ps, b) }}
-}
-
-// onRead counts a batch read from src, for the progress display and log.
-func (in *ingester) onRead(src progressSource, b *recovery.SourceBatch) {
-	in.read.Add(uint64(b.Len()))
+// beforeStart clears the progress display: starting an input may log.
+func (in *ingester) beforeStart(recovery.Source) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	in.prog.Batch(src.offset(), b.Len(), in.p.Frontier)
+	in.prog.Clear()
+}
+
+// onStart tells the progress display where an input starts (a resumed
+// file: the bytes before are no work left).
+func (in *ingester) onStart(src recovery.Source) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.prog.StartInput(relay.Offset(src))
+}
+
+// onRead shows a batch read from src on the progress display.
+func (in *ingester) onRead(src recovery.Source, b *recovery.SourceBatch) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.prog.Batch(relay.Offset(src), b.Len(), in.p.Frontier)
 }
 
 // ingestError gives Ingest's error its exit code: a violation's or an
@@ -103,7 +100,7 @@ func (in *ingester) finish() {
 // progressAttrs are the periodic progress log's fields.
 func (in *ingester) progressAttrs() []slog.Attr {
 	f, done := in.p.Frontier()
-	attrs := []slog.Attr{slog.Uint64("messages", in.read.Load())}
+	attrs := []slog.Attr{slog.Uint64("messages", in.run.Read())}
 	if done {
 		return append(attrs, slog.Bool("complete", true))
 	}
@@ -115,13 +112,8 @@ func (in *ingester) progressAttrs() []slog.Attr {
 // and after a signal, how to go on.
 func (in *ingester) report(db string, st recovery.Status, stErr error, sig os.Signal) {
 	elapsed := time.Since(in.started)
-	read := in.read.Load()
-	rate := float64(read) / max(elapsed.Seconds(), 1e-9)
-	attrs := append([]slog.Attr{slog.String("db", db), slog.Uint64("messages", read)}, in.res.Committed.LogAttrs()...)
-	if in.sink != nil {
-		attrs = append(attrs, slog.String("sink", in.sink.Name()), slog.Uint64("sink_acked", in.sink.Forwarder().Acked()),
-			slog.Uint64("sink_unsent", in.res.Unsent))
-	}
+	rate := float64(in.res.Read) / max(elapsed.Seconds(), 1e-9)
+	attrs := append([]slog.Attr{slog.String("db", db)}, in.res.LogAttrs()...)
 	if stErr == nil {
 		attrs = append(attrs, st.LogAttrs()...)
 		attrs = append(attrs, slog.Int("pending_updates", st.PendingUpdates))

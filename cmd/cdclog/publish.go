@@ -45,24 +45,20 @@ func runPublish(c *cli.Context) error {
 		return withCode(exitFailure, err)
 	}
 	ctl := listenControl(e, path, p) // inspect may ask while it runs
-	defer ctl.close()
+	defer ctl.Close()
 	ctx, sig := stopOnSignal(c.Context, e)
 	defer sig.release()
 	started := time.Now()
-	sink := spec.sink(p)
-	runErr := relay.Publish(ctx, sink)
-	records := p.OutputEnd() - 1
-	ctl.close()
+	res, runErr := relay.Publish(ctx, spec.NewSink(p))
+	ctl.Close()
 	if err := p.Close(); err != nil && runErr == nil {
 		runErr = withCode(exitFailure, err)
 	}
-	f := sink.Forwarder()
 	msg := "publish finished"
 	if sig.Received() != nil {
 		msg = "publish stopped"
 	}
-	logSummary(e, msg, slog.String("db", path), slog.String("output", spec.ep.Name()),
-		slog.Uint64("records", records), slog.Uint64("acked", f.Acked()), slog.Uint64("unsent", records-min(records, f.Acked())),
-		slog.Duration("elapsed", time.Since(started).Round(time.Millisecond)))
+	attrs := append([]slog.Attr{slog.String("db", path)}, res.LogAttrs()...)
+	logSummary(e, msg, append(attrs, slog.Duration("elapsed", time.Since(started).Round(time.Millisecond)))...)
 	return sig.outcome(runErr)
 }

@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/cdclog/cdclog/cdc"
 	"github.com/cdclog/cdclog/internal/cliargs"
 	"github.com/cdclog/cdclog/internal/listen"
 	"github.com/cdclog/cdclog/metrics"
@@ -47,12 +46,9 @@ const serveBatchDelay = 5 * time.Millisecond
 
 func runServe(c *cli.Context) error {
 	e := getEnv(c)
-	if err := requireFlags(c, "db"); err != nil {
-		return err
-	}
-	policy, err := cdc.ParseErrorPolicy(c.String("on-error"))
+	opts, err := processorOptions(c, e)
 	if err != nil {
-		return usageError("--on-error: %v", err)
+		return err
 	}
 	so := server.Options{Format: e.inFormat, Logger: e.log}
 	if so.MaxBody, err = cliargs.ParseSize(c.String("max-body")); err != nil {
@@ -70,10 +66,6 @@ func runServe(c *cli.Context) error {
 	if err := so.Validate(); err != nil {
 		return err
 	}
-	wait, err := lockWait(c.Duration("lock-timeout"))
-	if err != nil {
-		return err
-	}
 	ln, err := listen.TCP(c.String("listen"))
 	if errors.Is(err, listen.ErrAddress) {
 		return usageError("--listen %v", err)
@@ -83,10 +75,8 @@ func runServe(c *cli.Context) error {
 	defer ln.Close()
 	m := metrics.New(e.log)
 	db := c.String("db")
-	p, err := recovery.Open(db, recovery.Options{
-		BatchMessages: c.Int("batch-messages"), BatchDelay: c.Duration("batch-delay"),
-		Start: c.Uint64("start"), OnError: policy, Logger: e.log, LockTimeout: wait, Observer: m,
-	})
+	opts.Observer = m
+	p, err := recovery.Open(db, opts)
 	if err != nil {
 		return withCode(exitFailure, err)
 	}
@@ -102,14 +92,14 @@ func runServe(c *cli.Context) error {
 		e.log.Warn("serving beyond the loopback interface, without authentication: anyone who reaches it can append to and read the stream", "addr", addr)
 	}
 	ctl := listenControl(e, db, p)
-	defer ctl.close()
+	defer ctl.Close()
 	// Signals are caught before the line that says serve is up.
 	ctx, sig := stopOnSignal(c.Context, e)
 	defer sig.release()
 	e.log.Info("serving", "db", db, "url", "http://"+addr)
 	started := time.Now()
 	runErr := s.Serve(ctx, ln)
-	ctl.close()
+	ctl.Close()
 	st, stErr := p.Status()
 	if err := p.Close(); err != nil {
 		runErr = errors.Join(runErr, err)
