@@ -75,14 +75,21 @@ func (r *Receiver) claimOutcome(res claimResult) (Outcome, error) {
 // number, for the held statement; s, when not nil, is the statement
 // already held for p's other claims (one reaching past the horizon).
 func (r *Receiver) claim(p *cdc.Progress, first, last uint64, at cdc.Pos, seq uint64, s *stmt) claimResult {
+	single := s == nil && first == last && last == p.Last() && len(p.Counts) == 1 && p.Counts[0].Time == first
+	if single {
+		if res, ok := r.claimSingle(p, at, seq); ok {
+			return res
+		}
+	}
 	var res claimResult
 	rejected := r.checkProgress(p, first, last, at, &res)
 	if len(rejected) == 0 {
 		if r.cover.contains(first, last) {
 			return res
 		}
-		if s == nil && first == last && last == p.Last() && len(p.Counts) == 1 && p.Counts[0].Time == first {
-			res.held, res.stmt = true, r.holdSingle(p, at, seq)
+		if single {
+			res.held, res.stmt = true, r.holdSingle(p, at, seq, r.times.get(first))
+			r.cover.add(first, first)
 			return res
 		}
 	} else if r.coveredExcept(first, last, rejected) {
@@ -258,18 +265,41 @@ func (r *Receiver) newStmt(p *cdc.Progress, at cdc.Pos, seq uint64) *stmt {
 	return s
 }
 
+// claimSingle is claim for the commonest statement: from the frontier
+// on it speaks for one time only, p's one count's. It decides the two
+// common outcomes, a new claim and a duplicate, with one lookup of the
+// time and one search of the coverage, and reports false for every
+// other (a claim contradicting what is held), which claim then judges.
+func (r *Receiver) claimSingle(p *cdc.Progress, at cdc.Pos, seq uint64) (claimResult, bool) {
+	c := p.Counts[0]
+	ts := r.times.get(c.Time)
+	i, covered := r.cover.find(c.Time)
+	switch {
+	case ts != nil && ts.hasCount:
+		// The same count, covered: a duplicate.
+		return claimResult{}, covered && ts.count == c.Count
+	case covered || ts != nil && uint64(ts.len()) > c.Count:
+		return claimResult{}, false
+	}
+	s := r.holdSingle(p, at, seq, ts)
+	r.cover.addAt(i, c.Time)
+	return claimResult{held: true, stmt: s}, true
+}
+
 // holdSingle holds a statement that, from the frontier on, speaks for one
 // time only, with a non-zero count: the commonest shape. Only that time's
-// state refers to it, so it is kept there rather than allocated (and it
-// is never one that reaches past the horizon, which the receiver keeps
-// beyond the time's life).
-func (r *Receiver) holdSingle(p *cdc.Progress, at cdc.Pos, seq uint64) *stmt {
+// state, ts (nil when it has none yet), refers to it, so it is kept there
+// rather than allocated (and it is never one that reaches past the
+// horizon, which the receiver keeps beyond the time's life). The caller
+// covers the time.
+func (r *Receiver) holdSingle(p *cdc.Progress, at cdc.Pos, seq uint64, ts *timeState) *stmt {
 	c := p.Counts[0]
-	ts := r.state(c.Time, true)
+	if ts == nil {
+		ts = r.state(c.Time, true)
+	}
 	ts.own = stmt{p: *p, pos: at, seq: seq, one: [1]cdc.Count{c}}
 	ts.own.p.Counts = ts.own.one[:]
 	ts.count, ts.hasCount, ts.countFrom = c.Count, true, &ts.own
 	r.countTimes.push(c.Time)
-	r.cover.add(c.Time, c.Time)
 	return &ts.own
 }
