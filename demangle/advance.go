@@ -62,7 +62,7 @@ func (r *Receiver) resume(out []cdc.Message, b *outBudget) ([]cdc.Message, error
 			}
 			st.start = r.keepCount(st.start, c)
 			st.split.added(c)
-			r.forget(r.frontier)
+			r.forget(r.frontier, ts)
 			r.step(r.frontier)
 			continue
 		}

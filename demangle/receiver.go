@@ -232,21 +232,20 @@ func (r *Receiver) state(t uint64, create bool) *timeState {
 	return ts
 }
 
-// forget drops time t's state once it has been emitted. Go maps never give
-// memory back, so when the map has shrunk to a quarter of its peak it is
-// rebuilt: memory follows what is pending, not what was seen.
-func (r *Receiver) forget(t uint64) {
-	if ts := r.times.get(t); ts != nil {
-		r.held -= len(ts.updates)
-		r.bytes -= ts.bytes
-		for i := range ts.updates {
-			r.arena.release(&ts.updates[i])
-		}
-		if len(r.free) < maxFree && cap(ts.updates) <= indexThreshold {
-			clear(ts.updates)
-			*ts = timeState{updates: ts.updates[:0]}
-			r.free = append(r.free, ts)
-		}
+// forget drops time t's state, ts, once it has been emitted. Go maps
+// never give memory back, so when the map has shrunk to a quarter of its
+// peak it is rebuilt: memory follows what is pending, not what was seen.
+// A reused state's updates are not cleared: a held update holds no
+// pointer, and add writes each one whole.
+func (r *Receiver) forget(t uint64, ts *timeState) {
+	r.held -= len(ts.updates)
+	r.bytes -= ts.bytes
+	for i := range ts.updates {
+		r.arena.release(&ts.updates[i])
+	}
+	if len(r.free) < maxFree && cap(ts.updates) <= indexThreshold {
+		*ts = timeState{updates: ts.updates[:0]}
+		r.free = append(r.free, ts)
 	}
 	r.times.del(t)
 }

@@ -147,9 +147,13 @@ func (ts *timeState) add(a *arena, data []byte, diff int64, at *cdc.Pos, pr prob
 			ts.index.reserve(int(ts.count))
 		}
 	}
-	ts.updates = append(ts.updates, heldUpdate{})
-	a.put(&ts.updates[len(ts.updates)-1], data, diff, at)
-	switch p := len(ts.updates) - 1; {
+	p := len(ts.updates)
+	if p == cap(ts.updates) {
+		ts.updates = slices.Grow(ts.updates, 1)
+	}
+	ts.updates = ts.updates[:p+1] // put writes the update whole
+	a.put(&ts.updates[p], data, diff, at)
+	switch {
 	case ts.index != nil && pr.ok:
 		ts.index.addHashed(pr.hash, p)
 	case ts.index != nil:
