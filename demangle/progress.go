@@ -25,6 +25,9 @@ func (r *Receiver) pushProgress(p *cdc.Progress, at cdc.Pos) (Outcome, error) {
 	}
 	first := max(p.Lower, r.frontier)
 	if !r.spilled || last < r.horizon {
+		if o, ok := r.claimSingle(p, first, last, at, r.seq); ok {
+			return o, nil
+		}
 		return r.claimOutcome(r.claim(p, first, last, at, r.seq, nil))
 	}
 	// Some of p is beyond the horizon: that part is held whole and
@@ -75,19 +78,13 @@ func (r *Receiver) claimOutcome(res claimResult) (Outcome, error) {
 // number, for the held statement; s, when not nil, is the statement
 // already held for p's other claims (one reaching past the horizon).
 func (r *Receiver) claim(p *cdc.Progress, first, last uint64, at cdc.Pos, seq uint64, s *stmt) claimResult {
-	single := s == nil && first == last && last == p.Last() && len(p.Counts) == 1 && p.Counts[0].Time == first
-	if single {
-		if res, ok := r.claimSingle(p, at, seq); ok {
-			return res
-		}
-	}
 	var res claimResult
 	rejected := r.checkProgress(p, first, last, at, &res)
 	if len(rejected) == 0 {
 		if r.cover.contains(first, last) {
 			return res
 		}
-		if single {
+		if s == nil && isSingle(p, first, last) {
 			res.held, res.stmt = true, r.holdSingle(p, at, seq, r.times.get(first))
 			r.cover.add(first, first)
 			return res
@@ -265,25 +262,35 @@ func (r *Receiver) newStmt(p *cdc.Progress, at cdc.Pos, seq uint64) *stmt {
 	return s
 }
 
-// claimSingle is claim for the commonest statement: from the frontier
-// on it speaks for one time only, p's one count's. It decides the two
-// common outcomes, a new claim and a duplicate, with one lookup of the
-// time and one search of the coverage, and reports false for every
-// other (a claim contradicting what is held), which claim then judges.
-func (r *Receiver) claimSingle(p *cdc.Progress, at cdc.Pos, seq uint64) (claimResult, bool) {
+// claimSingle is claim, from pushProgress, for the commonest statement:
+// from the frontier on (first) it speaks for one time only, p's one
+// count's. It decides the two common outcomes, a new claim and a
+// duplicate, with one lookup of the time and one search of the coverage,
+// and reports false for every other statement and claim (one
+// contradicting what is held), which claim then judges.
+func (r *Receiver) claimSingle(p *cdc.Progress, first, last uint64, at cdc.Pos, seq uint64) (Outcome, bool) {
+	if !isSingle(p, first, last) {
+		return 0, false
+	}
 	c := p.Counts[0]
 	ts := r.times.get(c.Time)
 	i, covered := r.cover.find(c.Time)
 	switch {
 	case ts != nil && ts.hasCount:
 		// The same count, covered: a duplicate.
-		return claimResult{}, covered && ts.count == c.Count
+		return Duplicate, covered && ts.count == c.Count
 	case covered || ts != nil && uint64(ts.len()) > c.Count:
-		return claimResult{}, false
+		return 0, false
 	}
-	s := r.holdSingle(p, at, seq, ts)
+	r.holdSingle(p, at, seq, ts)
 	r.cover.addAt(i, c.Time)
-	return claimResult{held: true, stmt: s}, true
+	return Accepted, true
+}
+
+// isSingle reports whether p, from first to last, speaks for one time
+// only, with a count (holdSingle's shape).
+func isSingle(p *cdc.Progress, first, last uint64) bool {
+	return first == last && last == p.Last() && len(p.Counts) == 1 && p.Counts[0].Time == first
 }
 
 // holdSingle holds a statement that, from the frontier on, speaks for one
