@@ -262,13 +262,20 @@ func (r *Receiver) newStmt(p *cdc.Progress, at cdc.Pos, seq uint64) *stmt {
 	return s
 }
 
-// claimSingle is claim, from pushProgress, for the commonest statement:
-// from the frontier on (first) it speaks for one time only, p's one
-// count's. It decides the two common outcomes, a new claim and a
-// duplicate, with one lookup of the time and one search of the coverage,
-// and reports false for every other statement and claim (one
-// contradicting what is held), which claim then judges.
+// claimSingle is claim, from pushProgress, for the commonest statements:
+// from the frontier on (first) they speak for one time only, with p's
+// one count or with none (claimZero). It decides the two common
+// outcomes, a new claim and a duplicate, with one lookup of the time and
+// one search of the coverage, and reports false for every other
+// statement and claim (one contradicting what is held), which claim
+// then judges.
 func (r *Receiver) claimSingle(p *cdc.Progress, first, last uint64, at cdc.Pos, seq uint64) (Outcome, bool) {
+	if first != last {
+		return 0, false
+	}
+	if len(p.Counts) == 0 {
+		return r.claimZero(p, first, at, seq)
+	}
 	if !isSingle(p, first, last) {
 		return 0, false
 	}
@@ -284,6 +291,24 @@ func (r *Receiver) claimSingle(p *cdc.Progress, first, last uint64, at cdc.Pos, 
 	}
 	r.holdSingle(p, at, seq, ts)
 	r.cover.addAt(i, c.Time)
+	return Accepted, true
+}
+
+// claimZero is claimSingle for a statement that from the frontier on
+// speaks for time t only, and gives it no update. When t has no state,
+// nothing held can contradict it: it is new unless t is covered, a
+// duplicate then. A state (held updates, a count) is left to claim.
+func (r *Receiver) claimZero(p *cdc.Progress, t uint64, at cdc.Pos, seq uint64) (Outcome, bool) {
+	if r.times.get(t) != nil {
+		return 0, false
+	}
+	i, covered := r.cover.find(t)
+	if covered {
+		return Duplicate, true
+	}
+	s := r.newStmt(p, at, seq)
+	r.cover.addAt(i, t)
+	r.zeroStmts.push(s) // gives t a zero count
 	return Accepted, true
 }
 
