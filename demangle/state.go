@@ -172,10 +172,17 @@ func (ts *timeState) add(a *arena, data []byte, diff int64, at *cdc.Pos, pr prob
 // emit appends the time's updates to out in canonical order: by data bytes,
 // then by diff.
 func (ts *timeState) emit(a *arena, out []cdc.Message, t uint64) []cdc.Message {
-	out = slices.Grow(out, len(ts.updates)) // a big time would grow it step by step
-	ts.sortForRelease(a)
+	n := len(out)
+	out = slices.Grow(out, len(ts.updates))[:n+len(ts.updates)] // a big time would grow it step by step
+	if len(ts.updates) > 1 {
+		ts.sortForRelease(a)
+	}
 	for i := range ts.updates {
-		out = append(out, a.message(&ts.updates[i], t))
+		// Written in place, field by field: a message built first (as
+		// append(out, a.message(...)) does) is copied, 104 bytes.
+		h, m := &ts.updates[i], &out[n+i]
+		*m = cdc.Message{}
+		m.Kind, m.Update.Data, m.Update.Time, m.Update.Diff = cdc.KindUpdate, a.data(h), t, h.diff
 	}
 	return out
 }
