@@ -101,9 +101,12 @@ func (r *Receiver) release(out []cdc.Message, lower, upper uint64, done bool, co
 	for _, c := range counts {
 		r.stats.EmittedUpdates += c.Count
 	}
-	return append(out, cdc.Message{Kind: cdc.KindProgress, Progress: cdc.Progress{
-		Lower: lower, Upper: upper, Unbounded: done, Counts: counts,
-	}})
+	// Written in place, field by field: a message built first is copied.
+	out = append(out, cdc.Message{})
+	m := &out[len(out)-1]
+	m.Kind, m.Progress.Lower, m.Progress.Upper = cdc.KindProgress, lower, upper
+	m.Progress.Unbounded, m.Progress.Counts = done, counts
+	return out
 }
 
 // countBlock is how many counts a block of the count slab holds.

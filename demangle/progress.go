@@ -329,8 +329,10 @@ func (r *Receiver) holdSingle(p *cdc.Progress, at cdc.Pos, seq uint64, ts *timeS
 	if ts == nil {
 		ts = r.state(c.Time, true)
 	}
-	ts.own = stmt{p: *p, pos: at, seq: seq, one: [1]cdc.Count{c}}
-	ts.own.p.Counts = ts.own.one[:]
+	// Field by field: a composite literal is built on the stack first.
+	s := &ts.own
+	s.p, s.pos, s.seq, s.rare, s.one[0] = *p, at, seq, nil, c
+	s.p.Counts = s.one[:]
 	ts.count, ts.hasCount, ts.countFrom = c.Count, true, &ts.own
 	r.countTimes.push(c.Time)
 	return &ts.own
