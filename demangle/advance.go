@@ -27,8 +27,12 @@ func (r *Receiver) advance(out []cdc.Message) ([]cdc.Message, error) {
 func (r *Receiver) begin(lower uint64) {
 	// The step's counts are appended to the count slab, which is only
 	// ever appended to: they stay valid in the emitted statement.
-	r.rel = releasing{active: true, old: lower, start: len(r.countSlab),
-		split: stepSplit{limit: r.messageLimit(), lower: lower}}
+	// Zeroed, then set field by field: a composite literal is built on
+	// the stack first and copied.
+	st := &r.rel
+	*st = releasing{}
+	st.active, st.old, st.start = true, lower, len(r.countSlab)
+	st.split.limit, st.split.lower = r.messageLimit(), lower
 }
 
 // resume goes on with the step under way (r.rel) until it ends or b is
