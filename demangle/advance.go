@@ -27,8 +27,12 @@ func (r *Receiver) advance(out []cdc.Message) ([]cdc.Message, error) {
 func (r *Receiver) begin(lower uint64) {
 	// The step's counts are appended to the count slab, which is only
 	// ever appended to: they stay valid in the emitted statement.
-	r.rel = releasing{active: true, old: lower, start: len(r.countSlab),
-		split: stepSplit{limit: r.messageLimit(), lower: lower}}
+	// Zeroed, then set field by field: a composite literal is built on
+	// the stack first and copied.
+	st := &r.rel
+	*st = releasing{}
+	st.active, st.old, st.start = true, lower, len(r.countSlab)
+	st.split.limit, st.split.lower = r.messageLimit(), lower
 }
 
 // resume goes on with the step under way (r.rel) until it ends or b is
@@ -62,7 +66,7 @@ func (r *Receiver) resume(out []cdc.Message, b *outBudget) ([]cdc.Message, error
 			}
 			st.start = r.keepCount(st.start, c)
 			st.split.added(c)
-			r.forget(r.frontier)
+			r.forget(r.frontier, ts)
 			r.step(r.frontier)
 			continue
 		}
@@ -101,9 +105,12 @@ func (r *Receiver) release(out []cdc.Message, lower, upper uint64, done bool, co
 	for _, c := range counts {
 		r.stats.EmittedUpdates += c.Count
 	}
-	return append(out, cdc.Message{Kind: cdc.KindProgress, Progress: cdc.Progress{
-		Lower: lower, Upper: upper, Unbounded: done, Counts: counts,
-	}})
+	// Written in place, field by field: a message built first is copied.
+	out = append(out, cdc.Message{})
+	m := &out[len(out)-1]
+	m.Kind, m.Progress.Lower, m.Progress.Upper = cdc.KindProgress, lower, upper
+	m.Progress.Unbounded, m.Progress.Counts = done, counts
+	return out
 }
 
 // countBlock is how many counts a block of the count slab holds.

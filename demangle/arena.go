@@ -71,7 +71,9 @@ func (a *arena) put(h *heldUpdate, data []byte, diff int64, at *cdc.Pos) {
 	if !a.isLast(at.Source) {
 		src = a.sourceID(at.Source)
 	}
-	*h = heldUpdate{block: a.cur, off: off, n: n, src: src, diff: diff, line: at.Line, offset: at.Offset}
+	// Field by field: a composite literal is built on the stack first.
+	h.block, h.off, h.n, h.src = a.cur, off, n, src
+	h.diff, h.line, h.offset = diff, at.Line, at.Offset
 }
 
 // newBlock starts a block of size bytes, dropping the one being filled if

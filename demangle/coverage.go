@@ -87,6 +87,25 @@ func (c *coverage) add(first, last uint64) {
 	c.spans = slices.Replace(c.spans, i, j, merged)
 }
 
+// addAt covers t, which is not covered, i being the index find(t)
+// returned (of the first span after t): add's work for one time, without
+// searching again.
+func (c *coverage) addAt(i int, t uint64) {
+	joinsPrev := i > 0 && c.spans[i-1].last+1 == t
+	joinsNext := i < len(c.spans) && t < math.MaxUint64 && c.spans[i].first == t+1
+	switch {
+	case joinsPrev && joinsNext:
+		c.spans[i-1].last = c.spans[i].last
+		c.spans = slices.Delete(c.spans, i, i+1)
+	case joinsPrev:
+		c.spans[i-1].last = t
+	case joinsNext:
+		c.spans[i].first = t
+	default:
+		c.spans = slices.Insert(c.spans, i, span{t, t})
+	}
+}
+
 // trim drops the spans that end before f.
 func (c *coverage) trim(f uint64) {
 	i := c.search(f)

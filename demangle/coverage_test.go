@@ -60,3 +60,43 @@ func TestCoverageReachesTheLastTime(t *testing.T) {
 		t.Fatalf("spans %v", c.spans)
 	}
 }
+
+// TestCoverageAddAtMatchesASetOfTimes covers single times by addAt, where
+// find says they are not covered, among ranges added by add, checking
+// every query against a plain set of covered times; the last time too.
+func TestCoverageAddAtMatchesASetOfTimes(t *testing.T) {
+	for seed := range uint64(200) {
+		rng := rand.New(rand.NewPCG(seed, 8))
+		const horizon = 200
+		var c coverage
+		covered := map[uint64]bool{}
+		for range 80 {
+			x := uint64(rng.IntN(horizon))
+			if rng.IntN(4) == 0 {
+				last := x + uint64(rng.IntN(4))
+				c.add(x, last)
+				for y := x; y <= last; y++ {
+					covered[y] = true
+				}
+				continue
+			}
+			if i, ok := c.find(x); !ok {
+				c.addAt(i, x)
+				covered[x] = true
+			}
+			checkCoverage(t, seed, &c, covered, 0, horizon+10)
+		}
+	}
+	var c coverage
+	c.add(math.MaxUint64-1, math.MaxUint64-1)
+	for _, x := range []uint64{math.MaxUint64, math.MaxUint64 - 2} {
+		i, ok := c.find(x)
+		if ok {
+			t.Fatalf("%d covered in %v", x, c.spans)
+		}
+		c.addAt(i, x)
+	}
+	if len(c.spans) != 1 || c.spans[0] != (span{math.MaxUint64 - 2, math.MaxUint64}) {
+		t.Fatalf("spans %v", c.spans)
+	}
+}

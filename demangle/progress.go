@@ -25,6 +25,9 @@ func (r *Receiver) pushProgress(p *cdc.Progress, at cdc.Pos) (Outcome, error) {
 	}
 	first := max(p.Lower, r.frontier)
 	if !r.spilled || last < r.horizon {
+		if o, ok := r.claimSingle(p, first, last, at, r.seq); ok {
+			return o, nil
+		}
 		return r.claimOutcome(r.claim(p, first, last, at, r.seq, nil))
 	}
 	// Some of p is beyond the horizon: that part is held whole and
@@ -81,8 +84,9 @@ func (r *Receiver) claim(p *cdc.Progress, first, last uint64, at cdc.Pos, seq ui
 		if r.cover.contains(first, last) {
 			return res
 		}
-		if s == nil && first == last && last == p.Last() && len(p.Counts) == 1 && p.Counts[0].Time == first {
-			res.held, res.stmt = true, r.holdSingle(p, at, seq)
+		if s == nil && isSingle(p, first, last) {
+			res.held, res.stmt = true, r.holdSingle(p, at, seq, r.times.get(first))
+			r.cover.add(first, first)
 			return res
 		}
 	} else if r.coveredExcept(first, last, rejected) {
@@ -258,18 +262,78 @@ func (r *Receiver) newStmt(p *cdc.Progress, at cdc.Pos, seq uint64) *stmt {
 	return s
 }
 
+// claimSingle is claim, from pushProgress, for the commonest statements:
+// from the frontier on (first) they speak for one time only, with p's
+// one count or with none (claimZero). It decides the two common
+// outcomes, a new claim and a duplicate, with one lookup of the time and
+// one search of the coverage, and reports false for every other
+// statement and claim (one contradicting what is held), which claim
+// then judges.
+func (r *Receiver) claimSingle(p *cdc.Progress, first, last uint64, at cdc.Pos, seq uint64) (Outcome, bool) {
+	if first != last {
+		return 0, false
+	}
+	if len(p.Counts) == 0 {
+		return r.claimZero(p, first, at, seq)
+	}
+	if !isSingle(p, first, last) {
+		return 0, false
+	}
+	c := p.Counts[0]
+	ts := r.times.get(c.Time)
+	i, covered := r.cover.find(c.Time)
+	switch {
+	case ts != nil && ts.hasCount:
+		// The same count, covered: a duplicate.
+		return Duplicate, covered && ts.count == c.Count
+	case covered || ts != nil && uint64(ts.len()) > c.Count:
+		return 0, false
+	}
+	r.holdSingle(p, at, seq, ts)
+	r.cover.addAt(i, c.Time)
+	return Accepted, true
+}
+
+// claimZero is claimSingle for a statement that from the frontier on
+// speaks for time t only, and gives it no update. When t has no state,
+// nothing held can contradict it: it is new unless t is covered, a
+// duplicate then. A state (held updates, a count) is left to claim.
+func (r *Receiver) claimZero(p *cdc.Progress, t uint64, at cdc.Pos, seq uint64) (Outcome, bool) {
+	if r.times.get(t) != nil {
+		return 0, false
+	}
+	i, covered := r.cover.find(t)
+	if covered {
+		return Duplicate, true
+	}
+	s := r.newStmt(p, at, seq)
+	r.cover.addAt(i, t)
+	r.zeroStmts.push(s) // gives t a zero count
+	return Accepted, true
+}
+
+// isSingle reports whether p, from first to last, speaks for one time
+// only, with a count (holdSingle's shape).
+func isSingle(p *cdc.Progress, first, last uint64) bool {
+	return first == last && last == p.Last() && len(p.Counts) == 1 && p.Counts[0].Time == first
+}
+
 // holdSingle holds a statement that, from the frontier on, speaks for one
 // time only, with a non-zero count: the commonest shape. Only that time's
-// state refers to it, so it is kept there rather than allocated (and it
-// is never one that reaches past the horizon, which the receiver keeps
-// beyond the time's life).
-func (r *Receiver) holdSingle(p *cdc.Progress, at cdc.Pos, seq uint64) *stmt {
+// state, ts (nil when it has none yet), refers to it, so it is kept there
+// rather than allocated (and it is never one that reaches past the
+// horizon, which the receiver keeps beyond the time's life). The caller
+// covers the time.
+func (r *Receiver) holdSingle(p *cdc.Progress, at cdc.Pos, seq uint64, ts *timeState) *stmt {
 	c := p.Counts[0]
-	ts := r.state(c.Time, true)
-	ts.own = stmt{p: *p, pos: at, seq: seq, one: [1]cdc.Count{c}}
-	ts.own.p.Counts = ts.own.one[:]
+	if ts == nil {
+		ts = r.state(c.Time, true)
+	}
+	// Field by field: a composite literal is built on the stack first.
+	s := &ts.own
+	s.p, s.pos, s.seq, s.rare, s.one[0] = *p, at, seq, nil, c
+	s.p.Counts = s.one[:]
 	ts.count, ts.hasCount, ts.countFrom = c.Count, true, &ts.own
 	r.countTimes.push(c.Time)
-	r.cover.add(c.Time, c.Time)
 	return &ts.own
 }

@@ -184,25 +184,36 @@ func (r *Receiver) Push(out []cdc.Message, m *cdc.Message, at cdc.Pos) ([]cdc.Me
 // mayAdvance reports whether accepting m can move the frontier. The
 // frontier was as far as it could go before m, so only a change at the
 // frontier's own time can move it: an update there, or a statement
-// covering it.
+// covering it, and not while that time is known to wait for more
+// updates (frontierWaits).
 func (r *Receiver) mayAdvance(m *cdc.Message) bool {
 	if m.Kind == cdc.KindUpdate {
-		return m.Update.Time == r.frontier && !r.frontierShort()
+		return m.Update.Time == r.frontier && !r.frontierWaits(true)
 	}
-	return m.Progress.Covers(r.frontier)
+	return m.Progress.Covers(r.frontier) && !r.frontierWaits(false)
 }
 
-// frontierShort reports that the frontier's time, in memory, is known to
-// hold fewer updates than its count, so that a step could not move: the
-// common case of an update at the frontier, which then skips starting a
-// step only to abandon it. It answers false whenever it is not sure (a
-// spilled receiver may have to load the time first).
-func (r *Receiver) frontierShort() bool {
+// frontierWaits reports that the frontier's time, in memory, is known
+// to hold fewer updates than its count, or, when uncounted is set, to
+// have no count yet: a step could not move, and the common cases of an
+// update at the frontier or a statement about it then skip starting a
+// step only to abandon it. uncounted is for an update just accepted
+// there: the time holds no count, so no statement covers it (the update
+// would have been rejected as one at a zero count). It answers false
+// whenever it is not sure (a spilled receiver may have to load the time
+// first).
+func (r *Receiver) frontierWaits(uncounted bool) bool {
 	if r.spilled {
 		return false
 	}
 	ts := r.times.get(r.frontier)
-	return ts != nil && ts.hasCount && uint64(ts.len()) < ts.count
+	if ts == nil {
+		return false
+	}
+	if !ts.hasCount {
+		return uncounted
+	}
+	return uint64(ts.len()) < ts.count
 }
 
 // state returns the state of time t, creating it when create is set.
@@ -221,21 +232,20 @@ func (r *Receiver) state(t uint64, create bool) *timeState {
 	return ts
 }
 
-// forget drops time t's state once it has been emitted. Go maps never give
-// memory back, so when the map has shrunk to a quarter of its peak it is
-// rebuilt: memory follows what is pending, not what was seen.
-func (r *Receiver) forget(t uint64) {
-	if ts := r.times.get(t); ts != nil {
-		r.held -= len(ts.updates)
-		r.bytes -= ts.bytes
-		for i := range ts.updates {
-			r.arena.release(&ts.updates[i])
-		}
-		if len(r.free) < maxFree && cap(ts.updates) <= indexThreshold {
-			clear(ts.updates)
-			*ts = timeState{updates: ts.updates[:0]}
-			r.free = append(r.free, ts)
-		}
+// forget drops time t's state, ts, once it has been emitted. Go maps
+// never give memory back, so when the map has shrunk to a quarter of its
+// peak it is rebuilt: memory follows what is pending, not what was seen.
+// A reused state's updates are not cleared: a held update holds no
+// pointer, and add writes each one whole.
+func (r *Receiver) forget(t uint64, ts *timeState) {
+	r.held -= len(ts.updates)
+	r.bytes -= ts.bytes
+	for i := range ts.updates {
+		r.arena.release(&ts.updates[i])
+	}
+	if len(r.free) < maxFree && cap(ts.updates) <= indexThreshold {
+		*ts = timeState{updates: ts.updates[:0]}
+		r.free = append(r.free, ts)
 	}
 	r.times.del(t)
 }

@@ -147,9 +147,13 @@ func (ts *timeState) add(a *arena, data []byte, diff int64, at *cdc.Pos, pr prob
 			ts.index.reserve(int(ts.count))
 		}
 	}
-	ts.updates = append(ts.updates, heldUpdate{})
-	a.put(&ts.updates[len(ts.updates)-1], data, diff, at)
-	switch p := len(ts.updates) - 1; {
+	p := len(ts.updates)
+	if p == cap(ts.updates) {
+		ts.updates = slices.Grow(ts.updates, 1)
+	}
+	ts.updates = ts.updates[:p+1] // put writes the update whole
+	a.put(&ts.updates[p], data, diff, at)
+	switch {
 	case ts.index != nil && pr.ok:
 		ts.index.addHashed(pr.hash, p)
 	case ts.index != nil:
@@ -168,10 +172,17 @@ func (ts *timeState) add(a *arena, data []byte, diff int64, at *cdc.Pos, pr prob
 // emit appends the time's updates to out in canonical order: by data bytes,
 // then by diff.
 func (ts *timeState) emit(a *arena, out []cdc.Message, t uint64) []cdc.Message {
-	out = slices.Grow(out, len(ts.updates)) // a big time would grow it step by step
-	ts.sortForRelease(a)
+	n := len(out)
+	out = slices.Grow(out, len(ts.updates))[:n+len(ts.updates)] // a big time would grow it step by step
+	if len(ts.updates) > 1 {
+		ts.sortForRelease(a)
+	}
 	for i := range ts.updates {
-		out = append(out, a.message(&ts.updates[i], t))
+		// Written in place, field by field: a message built first (as
+		// append(out, a.message(...)) does) is copied, 104 bytes.
+		h, m := &ts.updates[i], &out[n+i]
+		*m = cdc.Message{}
+		m.Kind, m.Update.Data, m.Update.Time, m.Update.Diff = cdc.KindUpdate, a.data(h), t, h.diff
 	}
 	return out
 }
