@@ -62,8 +62,10 @@ func TestGenFlagsShapeTheStream(t *testing.T) {
 	r := cdc.NewReader(strings.NewReader(out), cdc.JSONL, "out")
 	data := map[string]bool{}
 	var statements int
-	var m cdc.Message
-	for r.Next(&m) == nil {
+	for m, err := range r.All() {
+		if err != nil {
+			t.Fatalf("decode output: %v", err)
+		}
 		switch m.Kind {
 		case cdc.KindUpdate:
 			data[string(m.Update.Data)] = true
