@@ -1,9 +1,6 @@
 package clean
 
 import (
-	"errors"
-	"io"
-
 	"github.com/cdclog/cdclog/cdc"
 	"github.com/cdclog/cdclog/internal/streamgen"
 )
@@ -54,12 +51,8 @@ func Convert(r *cdc.Reader, w *cdc.Writer) (ConvertResult, error) {
 // convertAll pushes every message of r through conv, writing what it
 // completes, until the end of r or the first error.
 func convertAll(conv *streamgen.Converter, r *cdc.Reader, w *cdc.Writer) error {
-	for {
-		var m cdc.Message
-		if err := r.Next(&m); err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
+	for m, err := range r.All() {
+		if err != nil {
 			return err
 		}
 		out, err := conv.Push(m, r.Pos())
@@ -70,6 +63,7 @@ func convertAll(conv *streamgen.Converter, r *cdc.Reader, w *cdc.Writer) error {
 			return err
 		}
 	}
+	return nil
 }
 
 // flushConverter writes the updates that no finish closed and returns

@@ -52,8 +52,10 @@ func reference(t *testing.T, in []byte, f cdc.Format) []byte {
 	recv := demangle.New(0)
 	var buf bytes.Buffer
 	w := cdc.NewWriter(&buf, f)
-	var m cdc.Message
-	for r.Next(&m) == nil {
+	for m, err := range r.All() {
+		if err != nil {
+			t.Fatalf("decode input: %v", err)
+		}
 		out, _, err := recv.Push(nil, &m, r.Pos())
 		if err != nil {
 			t.Fatal(err)

@@ -25,3 +25,10 @@ func (r *Result) LogAttrs() []slog.Attr {
 	}
 	return append(attrs, logattr.Frontier(r.Stuck.Time, r.Stuck.Done, waiting, r.Stuck.String())...)
 }
+
+// LogAttrs are the log fields of what Convert did, as cdclog convert's
+// summary line gives them: updates_in, finishes, updates_out. The updates
+// written without progress (Unfinished) are a warning of their own.
+func (r *ConvertResult) LogAttrs() []slog.Attr {
+	return []slog.Attr{slog.Uint64("updates_in", r.UpdatesIn), slog.Uint64("finishes", r.Finishes), slog.Uint64("updates_out", r.UpdatesOut)}
+}

@@ -29,3 +29,10 @@ func TestResultLogAttrsEndWithWhereTheFrontierWaits(t *testing.T) {
 		})
 	}
 }
+
+func TestConvertResultLogAttrsCountInAndOut(t *testing.T) {
+	r := ConvertResult{UpdatesIn: 7, Finishes: 2, UpdatesOut: 4, Unfinished: 1, UnfinishedFrom: 9}
+	if got, want := slog.GroupValue(r.LogAttrs()...).String(), "[updates_in=7 finishes=2 updates_out=4]"; got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+}

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"log/slog"
-
 	"github.com/cdclog/cdclog/cdc"
 	"github.com/cdclog/cdclog/clean"
 	"github.com/urfave/cli/v2"
@@ -33,6 +31,6 @@ func runConvert(c *cli.Context) error {
 		e.log.Warn("input ended before a finish for every time it touched: updates written without progress",
 			"updates", res.Unfinished, "from_time", res.UnfinishedFrom)
 	}
-	logSummary(e, "convert finished", slog.Uint64("updates_in", res.UpdatesIn), slog.Uint64("finishes", res.Finishes), slog.Uint64("updates_out", res.UpdatesOut))
+	logSummary(e, "convert finished", res.LogAttrs()...)
 	return withCode(exitFailure, err)
 }

@@ -16,9 +16,11 @@ import (
 func cleanFacts(t *testing.T, out string) (updates int, frontier uint64) {
 	t.Helper()
 	r := cdc.NewReader(strings.NewReader(out), cdc.JSONL, "out")
-	var m cdc.Message
 	held := map[uint64]uint64{}
-	for r.Next(&m) == nil {
+	for m, err := range r.All() {
+		if err != nil {
+			t.Fatalf("decode output: %v", err)
+		}
 		switch m.Kind {
 		case cdc.KindUpdate:
 			held[m.Update.Time]++

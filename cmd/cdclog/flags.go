@@ -86,25 +86,15 @@ func commandUsageError(name string) cli.OnUsageErrorFunc {
 	}
 }
 
-// flagSuggestion returns " (did you mean --x?)" for an error about an
-// unknown flag that resembles one of the command's or the app's flags.
+// flagSuggestion returns cliargs.FlagSuggestion for err among the
+// command's flags, then the app's.
 func flagSuggestion(c *cli.Context, err error) string {
-	const prefix = "flag provided but not defined: -"
-	msg := err.Error()
-	if !strings.HasPrefix(msg, prefix) || c == nil {
+	if c == nil {
 		return ""
 	}
-	var flags [][]cli.Flag
+	flags := [][]cli.Flag{c.App.Flags}
 	if c.Command != nil {
-		flags = append(flags, c.Command.Flags)
+		flags = [][]cli.Flag{c.Command.Flags, c.App.Flags}
 	}
-	flags = append(flags, c.App.Flags)
-	s := cliargs.Suggest(strings.TrimPrefix(msg, prefix), cliargs.FlagNames(flags...))
-	switch {
-	case s == "":
-		return ""
-	case len(s) == 1:
-		return " (did you mean -" + s + "?)"
-	}
-	return " (did you mean --" + s + "?)"
+	return cliargs.FlagSuggestion(err, flags...)
 }

@@ -72,17 +72,14 @@ func genOptions(c *cli.Context) (streamgen.GenOptions, error) {
 }
 
 // writeStream writes every message of seq to stdout in the output format
-// and returns how many it wrote.
+// (cdc.Writer.WriteAll) and returns how many it wrote.
 func writeStream(e *env, seq iter.Seq[cdc.Message]) (uint64, error) {
 	w := cdc.NewWriter(e.stdout, e.outFormat)
-	var n uint64
-	for m := range seq {
-		if err := w.Write(&m); err != nil {
-			return n, withCode(exitFailure, fmt.Errorf("write output: %w", err))
-		}
-		n++
+	n, err := w.WriteAll(seq)
+	if err == nil {
+		err = w.Flush()
 	}
-	if err := w.Flush(); err != nil {
+	if err != nil {
 		return n, withCode(exitFailure, fmt.Errorf("write output: %w", err))
 	}
 	return n, nil

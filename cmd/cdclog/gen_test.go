@@ -1,9 +1,7 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"testing"
 
@@ -16,17 +14,13 @@ func decodeLines(t *testing.T, stream string, f cdc.Format) []string {
 	t.Helper()
 	r := cdc.NewReader(strings.NewReader(stream), f, "out")
 	var lines []string
-	for {
-		var m cdc.Message
-		err := r.Next(&m)
+	for m, err := range r.All() {
 		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				t.Fatalf("decode output: %v", err)
-			}
-			return lines
+			t.Fatalf("decode output: %v", err)
 		}
 		lines = append(lines, string(cdc.AppendJSON(nil, &m)))
 	}
+	return lines
 }
 
 // mustRun runs a command line that must succeed and returns its stdout.
@@ -68,8 +62,10 @@ func TestGenFlagsShapeTheStream(t *testing.T) {
 	r := cdc.NewReader(strings.NewReader(out), cdc.JSONL, "out")
 	data := map[string]bool{}
 	var statements int
-	var m cdc.Message
-	for r.Next(&m) == nil {
+	for m, err := range r.All() {
+		if err != nil {
+			t.Fatalf("decode output: %v", err)
+		}
 		switch m.Kind {
 		case cdc.KindUpdate:
 			data[string(m.Update.Data)] = true

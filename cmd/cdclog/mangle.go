@@ -1,10 +1,7 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io"
-	"iter"
 
 	"github.com/cdclog/cdclog/cdc"
 	"github.com/cdclog/cdclog/internal/streamgen"
@@ -44,29 +41,10 @@ func runMangle(c *cli.Context) error {
 	}
 	defer closeIn()
 	var readErr error
-	n, err := writeStream(e, streamgen.Mangle(messages(in, &readErr), opts))
+	n, err := writeStream(e, streamgen.Mangle(in.Messages(&readErr), opts))
 	e.log.Debug("mangle finished", "messages_out", n)
 	if readErr != nil {
 		return withCode(exitFailure, readErr)
 	}
 	return err
-}
-
-// messages yields the messages of r until its end or its first error,
-// which it leaves in *errp (a *cdc.DecodeError names the position).
-func messages(r *cdc.Reader, errp *error) iter.Seq[cdc.Message] {
-	return func(yield func(cdc.Message) bool) {
-		for {
-			var m cdc.Message
-			if err := r.Next(&m); err != nil {
-				if !errors.Is(err, io.EOF) {
-					*errp = err
-				}
-				return
-			}
-			if !yield(m) {
-				return
-			}
-		}
-	}
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"log/slog"
 	"time"
 
 	"github.com/cdclog/cdclog/cdc"
@@ -88,23 +90,16 @@ func runMerge(c *cli.Context) error {
 	return withCode(exitFailure, err)
 }
 
+// summarizeMerge logs merge's one summary line (ordering.MergeStats.LogAttrs):
+// "merge stopped" after an error, else "merge done", a warning when the
+// merge was flawed.
 func summarizeMerge(e *env, st ordering.MergeStats, quarantine string, elapsed time.Duration, err error) {
-	args := []any{"shards", st.Shards, "records", st.Written, "elapsed", elapsed.Round(time.Millisecond)}
-	if st.Skipped > 0 {
-		args = append(args, "skipped", st.Skipped)
-	}
-	if st.Quarantined > 0 {
-		args = append(args, "quarantined", st.Quarantined, "quarantine", quarantine)
-	}
-	if st.OutOfOrder > 0 {
-		args = append(args, "out_of_order", st.OutOfOrder)
-	}
+	level, msg := slog.LevelInfo, "merge done"
 	switch {
 	case err != nil:
-		e.log.Info("merge stopped", args...)
-	case st.Skipped+st.Quarantined+st.OutOfOrder > 0:
-		e.log.Warn("merge done", args...)
-	default:
-		e.log.Info("merge done", args...)
+		msg = "merge stopped"
+	case st.Flawed():
+		level = slog.LevelWarn
 	}
+	e.log.LogAttrs(context.Background(), level, msg, st.LogAttrs(elapsed, quarantine)...)
 }

@@ -37,20 +37,14 @@ func startProgressLog(e *env, msg string, every time.Duration, attrs func() []sl
 }
 
 // streamOptions are the options of a stream written to stdout, its
-// progress drawn as a display labelled label; done ends the display.
+// progress drawn as a display labelled label (progress.Tally); done ends
+// the display.
 func streamOptions(e *env, label string) (o inspect.StreamOptions, done func()) {
 	o = inspect.StreamOptions{Format: e.outFormat, Log: e.log}
 	if !e.interactive() {
 		return o, func() {}
 	}
-	var bar *progress.Bar
-	var shown int64
-	o.Progress = func(n, total int64) {
-		if bar == nil {
-			bar = progress.New(e.stderr, progress.Options{Label: label, Total: total, Unit: "record"})
-		}
-		bar.Add(n - shown)
-		shown = n
-	}
-	return o, func() { bar.Finish() }
+	t := progress.NewTally(e.stderr, progress.Options{Label: label, Unit: "record"})
+	o.Progress = t.Report
+	return o, t.Finish
 }

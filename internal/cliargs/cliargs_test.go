@@ -1,6 +1,7 @@
 package cliargs
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -98,5 +99,23 @@ func TestSuggest(t *testing.T) {
 	}
 	if got := Suggest("stauts", []string{"status", "pending", "wal", "output", "quarantine"}); got != "status" {
 		t.Errorf("Suggest(stauts) = %q", got)
+	}
+}
+
+func TestFlagSuggestionReadsUrfavesUndefinedFlagError(t *testing.T) {
+	cmd := []cli.Flag{&cli.StringFlag{Name: "on-error"}, &cli.BoolFlag{Name: "json"}}
+	app := []cli.Flag{&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}}, &cli.StringFlag{Name: "hidden", Hidden: true}}
+	for _, tc := range []struct{ err, want string }{
+		{"flag provided but not defined: -on-eror", " (did you mean --on-error?)"},
+		{"flag provided but not defined: -jsno", " (did you mean --json?)"},
+		{"flag provided but not defined: -quite", " (did you mean --quiet?)"},
+		{"flag provided but not defined: -w", " (did you mean -q?)"},
+		{"flag provided but not defined: -hiden", ""}, // hidden flags are not offered
+		{"flag provided but not defined: -frobnicate", ""},
+		{"invalid value \"x\" for flag -json", ""},
+	} {
+		if got := FlagSuggestion(errors.New(tc.err), cmd, app); got != tc.want {
+			t.Errorf("FlagSuggestion(%q) = %q, want %q", tc.err, got, tc.want)
+		}
 	}
 }

@@ -93,3 +93,26 @@ func FlagNames(flags ...[]cli.Flag) []string {
 	}
 	return names
 }
+
+// undefinedFlag starts urfave/cli's error for a flag no level defines,
+// followed by the name as given without its first dash.
+const undefinedFlag = "flag provided but not defined: -"
+
+// FlagSuggestion returns " (did you mean --x?)" (-x for a one-letter
+// name) for urfave/cli's error about a flag that is not defined, when one
+// of flags, in the order given, is close to it (Suggest); "" for any
+// other error, or when none is close.
+func FlagSuggestion(err error, flags ...[]cli.Flag) string {
+	msg := err.Error()
+	if !strings.HasPrefix(msg, undefinedFlag) {
+		return ""
+	}
+	s := Suggest(strings.TrimPrefix(msg, undefinedFlag), FlagNames(flags...))
+	switch {
+	case s == "":
+		return ""
+	case len(s) == 1:
+		return " (did you mean -" + s + "?)"
+	}
+	return " (did you mean --" + s + "?)"
+}

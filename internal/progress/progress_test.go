@@ -61,6 +61,27 @@ func TestNilDisplaysDoNothing(t *testing.T) {
 	c.Clear()
 	var l *Logger
 	l.Stop()
+	var tl *Tally
+	tl.Report(1, 2)
+	tl.Finish()
+}
+
+func TestATallyDrawsTheTotalOfItsFirstReportAndMovesToDone(t *testing.T) {
+	var buf bytes.Buffer
+	tl := NewTally(&buf, Options{Label: "replay", Unit: "record"})
+	tl.Report(0, 1000)
+	time.Sleep(Interval)
+	tl.Report(300, 5) // a later total is ignored
+	time.Sleep(Interval)
+	tl.Report(700, 0)
+	if tl.shown != 700 || tl.bar.total != 1000 {
+		t.Errorf("shown %d of %d, want 700 of 1000", tl.shown, tl.bar.total)
+	}
+	tl.Finish()
+	if out := buf.String(); !strings.Contains(out, "/1000") {
+		t.Fatalf("no bar of 1000 drawn: %q", out)
+	}
+	NewTally(&buf, Options{}).Finish() // nothing reported: nothing to erase
 }
 
 func TestInputSizeIsKnownOnlyForRegularFiles(t *testing.T) {
