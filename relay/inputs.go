@@ -29,6 +29,7 @@ type DuplicateInputError struct {
 	Name string
 }
 
+// Error names the input given twice.
 func (e *DuplicateInputError) Error() string {
 	return fmt.Sprintf("input %s is given twice (each input commits one position)", e.Name)
 }
