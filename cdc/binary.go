@@ -32,6 +32,9 @@ func AppendBinary(dst []byte, m *Message) []byte {
 		}
 		dst = append(dst, u.Data...)
 		dst = appendMpUint(dst, u.Time)
+		if d := u.Diff; d >= -32 && d <= 0x7f {
+			return append(dst, byte(d)) // a fixint, as most diffs are: no call
+		}
 		return appendMpInt(dst, u.Diff)
 	case KindProgress:
 		p := &m.Progress
