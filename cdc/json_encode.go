@@ -22,6 +22,12 @@ func AppendJSON(dst []byte, m *Message) []byte {
 		dst = append(dst, fastTime...)
 		dst = appendUint(dst, m.Update.Time)
 		dst = append(dst, fastDiff...)
+		switch d := m.Update.Diff; {
+		case d >= 0 && d < 10: // most diffs, written without a call
+			return append(dst, byte('0'+d), '}', '}')
+		case d < 0 && d > -10:
+			return append(dst, '-', byte('0'-d), '}', '}')
+		}
 		dst = appendInt(dst, m.Update.Diff)
 		return append(dst, "}}"...)
 	case KindProgress:
@@ -49,6 +55,10 @@ func appendProgressJSON(dst []byte, p *Progress) []byte {
 		dst = append(dst, `{"time":`...)
 		dst = appendUint(dst, c.Time)
 		dst = append(dst, `,"count":`...)
+		if c.Count < 10 { // most counts, written without a call
+			dst = append(dst, byte('0'+c.Count), '}')
+			continue
+		}
 		dst = appendUint(dst, c.Count)
 		dst = append(dst, '}')
 	}
