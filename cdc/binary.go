@@ -1,5 +1,7 @@
 package cdc
 
+import "math"
+
 // The storage encoding: compact, lossless msgpack for the write-ahead log.
 //
 // Each message is one msgpack array whose first element is the Kind:
@@ -20,11 +22,20 @@ package cdc
 func AppendBinary(dst []byte, m *Message) []byte {
 	switch m.Kind {
 	case KindUpdate:
-		dst = append(dst, 0x94, byte(KindUpdate))
-		dst = appendMpHeader(dst, mpBin, len(m.Update.Data))
-		dst = append(dst, m.Update.Data...)
-		dst = appendMpUint(dst, m.Update.Time)
-		return appendMpInt(dst, m.Update.Diff)
+		u := &m.Update
+		if n := len(u.Data); n <= math.MaxUint8 {
+			// The commonest header written at once, rather than
+			// through appendMpHeader's general switch.
+			dst = append(dst, 0x94, byte(KindUpdate), 0xc4, byte(n))
+		} else {
+			dst = appendMpHeader(append(dst, 0x94, byte(KindUpdate)), mpBin, n)
+		}
+		dst = append(dst, u.Data...)
+		dst = appendMpUint(dst, u.Time)
+		if d := u.Diff; d >= -32 && d <= 0x7f {
+			return append(dst, byte(d)) // a fixint, as most diffs are: no call
+		}
+		return appendMpInt(dst, u.Diff)
 	case KindProgress:
 		p := &m.Progress
 		dst = append(dst, 0x94, byte(KindProgress))
@@ -34,7 +45,11 @@ func AppendBinary(dst []byte, m *Message) []byte {
 		} else {
 			dst = appendMpUint(dst, p.Upper)
 		}
-		dst = appendMpHeader(dst, mpArray, 2*len(p.Counts))
+		if n := 2 * len(p.Counts); n <= 15 {
+			dst = append(dst, 0x90|byte(n))
+		} else {
+			dst = appendMpHeader(dst, mpArray, n)
+		}
 		for _, c := range p.Counts {
 			dst = appendMpUint(dst, c.Time)
 			dst = appendMpUint(dst, c.Count)

@@ -133,3 +133,71 @@ func TestBinaryKindPeeksAtTheKind(t *testing.T) {
 		}
 	}
 }
+
+// appendBinaryByField is AppendBinary as it was first written, field by
+// field with the msgpack appenders: the reference the in-place encoder
+// must match byte for byte.
+func appendBinaryByField(dst []byte, m *Message) []byte {
+	switch m.Kind {
+	case KindUpdate:
+		dst = append(dst, 0x94, byte(KindUpdate))
+		dst = appendMpHeader(dst, mpBin, len(m.Update.Data))
+		dst = append(dst, m.Update.Data...)
+		dst = appendMpUint(dst, m.Update.Time)
+		return appendMpInt(dst, m.Update.Diff)
+	case KindProgress:
+		p := &m.Progress
+		dst = append(dst, 0x94, byte(KindProgress))
+		dst = appendMpUint(dst, p.Lower)
+		if p.Unbounded {
+			dst = append(dst, 0xc0)
+		} else {
+			dst = appendMpUint(dst, p.Upper)
+		}
+		dst = appendMpHeader(dst, mpArray, 2*len(p.Counts))
+		for _, c := range p.Counts {
+			dst = appendMpUint(dst, c.Time)
+			dst = appendMpUint(dst, c.Count)
+		}
+		return dst
+	case KindFinish:
+		dst = append(dst, 0x92, byte(KindFinish))
+		return appendMpUint(dst, m.Finish.Time)
+	}
+	return append(dst, 0x91, 0x00)
+}
+
+func TestAppendBinaryMatchesTheFieldByFieldEncoding(t *testing.T) {
+	uints := []uint64{0, 1, 0x7f, 0x80, 0xff, 0x100, 0xffff, 0x10000, math.MaxUint32, math.MaxUint32 + 1, math.MaxUint64}
+	ints := []int64{0, 1, -1, -32, -33, math.MinInt8, math.MinInt8 - 1, math.MinInt16, math.MinInt16 - 1,
+		math.MinInt32, math.MinInt32 - 1, math.MinInt64, math.MaxInt64}
+	var msgs []Message
+	for _, n := range []int{0, 1, 255, 256, 65535, 65536} {
+		for k, v := range ints {
+			msgs = append(msgs, update(strings.Repeat("1", n), uints[k%len(uints)], v))
+		}
+	}
+	for _, u := range uints {
+		msgs = append(msgs, Message{Kind: KindFinish, Finish: Finish{Time: u}})
+		for _, n := range []int{0, 1, 7, 8, 32767, 32768} {
+			counts := make([]Count, n)
+			for i := range counts {
+				counts[i] = Count{Time: uints[i%len(uints)], Count: u}
+			}
+			p := Message{Kind: KindProgress, Progress: Progress{Lower: u, Upper: uints[n%len(uints)], Counts: counts}}
+			msgs = append(msgs, p)
+			p.Progress.Unbounded = true
+			msgs = append(msgs, p)
+		}
+	}
+	msgs = append(msgs, Message{})
+	for i := range msgs {
+		prefix := []byte("prefix")
+		want := appendBinaryByField(bytes.Clone(prefix), &msgs[i])
+		for _, dst := range [][]byte{bytes.Clone(prefix), append(make([]byte, 0, 1<<20), prefix...)} {
+			if got := AppendBinary(dst, &msgs[i]); !bytes.Equal(got, want) {
+				t.Fatalf("message %d (kind %d): %d bytes, want %d", i, msgs[i].Kind, len(got), len(want))
+			}
+		}
+	}
+}

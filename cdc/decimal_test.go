@@ -33,3 +33,28 @@ func TestAppendUintAndIntMatchStrconv(t *testing.T) {
 		}
 	}
 }
+
+func TestEightDigitsReadsTheLeadingDigits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	others := []byte{'/', ':', '?', '@', ',', '}', ' ', '-', '.', 'e', 0x00, 0x39 + 0x80, 0xf9, 0xfa, 0xff}
+	for range 200000 {
+		var b [8]byte
+		for k := range b {
+			if rng.IntN(3) > 0 {
+				b[k] = byte('0' + rng.IntN(10))
+			} else {
+				b[k] = others[rng.IntN(len(others))]
+			}
+		}
+		want, n := uint64(0), 0
+		for n < 8 && isDigit(b[n]) {
+			want = want*10 + uint64(b[n]-'0')
+			n++
+		}
+		v, got := eightDigits(uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56)
+		if got != n || (n < 8 && v != want) {
+			t.Fatalf("eightDigits(%q) = %d, %d digits; want %d, %d", b[:], v, got, want, n)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package cdc
 
 import (
+	"math/bits"
 	"strconv"
 )
 
@@ -22,6 +23,12 @@ func AppendJSON(dst []byte, m *Message) []byte {
 		dst = append(dst, fastTime...)
 		dst = appendUint(dst, m.Update.Time)
 		dst = append(dst, fastDiff...)
+		switch d := m.Update.Diff; {
+		case d >= 0 && d < 10: // most diffs, written without a call
+			return append(dst, byte('0'+d), '}', '}')
+		case d < 0 && d > -10:
+			return append(dst, '-', byte('0'-d), '}', '}')
+		}
 		dst = appendInt(dst, m.Update.Diff)
 		return append(dst, "}}"...)
 	case KindProgress:
@@ -49,13 +56,18 @@ func appendProgressJSON(dst []byte, p *Progress) []byte {
 		dst = append(dst, `{"time":`...)
 		dst = appendUint(dst, c.Time)
 		dst = append(dst, `,"count":`...)
+		if c.Count < 10 { // most counts, written without a call
+			dst = append(dst, byte('0'+c.Count), '}')
+			continue
+		}
 		dst = appendUint(dst, c.Count)
 		dst = append(dst, '}')
 	}
 	return append(dst, "]}}"...)
 }
 
-// pairs holds "00" to "99", for appendUint.
+// pairs holds "00" to "99", for appendUint, padded to 256 bytes so that
+// indexing it with a byte needs no bounds check.
 const pairs = "00010203040506070809" +
 	"10111213141516171819" +
 	"20212223242526272829" +
@@ -65,11 +77,17 @@ const pairs = "00010203040506070809" +
 	"60616263646566676869" +
 	"70717273747576777879" +
 	"80818283848586878889" +
-	"90919293949596979899"
+	"90919293949596979899" +
+	"                                                        "
+
+// pow10 holds the powers of ten up to 1e16, for appendUint (read only).
+var pow10 = [...]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16}
 
 // appendUint appends v in decimal, as strconv.AppendUint(dst, v, 10) does,
 // writing the digits where they end up rather than into a buffer that is
 // then copied: times and counts are most of what the JSON writer formats.
+// The length comes from v's bit length, not a loop; below 1e8 the digits
+// are worked out in 32 bits.
 func appendUint(dst []byte, v uint64) []byte {
 	if v < 10 {
 		return append(dst, byte('0'+v))
@@ -77,28 +95,40 @@ func appendUint(dst []byte, v uint64) []byte {
 	if v >= 1e16 {
 		return strconv.AppendUint(dst, v, 10)
 	}
-	n := 2
-	for p := uint64(100); v >= p; p *= 10 {
+	// log10(2) is about 1233/4096: this is the number of digits or one
+	// less, which the table tells.
+	n := uint(bits.Len64(v)) * 1233 >> 12
+	if v >= pow10[n] {
 		n++
 	}
 	l := len(dst)
-	if cap(dst)-l < n {
+	if uint(cap(dst)-l) < n {
 		dst = append(dst, make([]byte, n)...)
 	} else {
-		dst = dst[:l+n]
+		dst = dst[:l+int(n)]
 	}
-	i := l + n
-	for v >= 100 {
+	d := dst[l:]
+	i := n
+	for v >= 1e8 {
 		q := v / 100
-		r := (v - q*100) * 2
+		r := byte(v-q*100) * 2
 		i -= 2
-		dst[i], dst[i+1] = pairs[r], pairs[r+1]
+		d[i+1], d[i] = pairs[r+1], pairs[r]
 		v = q
 	}
-	if v >= 10 {
-		dst[i-2], dst[i-1] = pairs[v*2], pairs[v*2+1]
+	w := uint32(v)
+	for w >= 100 {
+		q := w / 100
+		r := byte(w-q*100) * 2
+		i -= 2
+		d[i+1], d[i] = pairs[r+1], pairs[r]
+		w = q
+	}
+	if w >= 10 {
+		r := byte(w) * 2
+		d[1], d[0] = pairs[r+1], pairs[r]
 	} else {
-		dst[i-1] = byte('0' + v)
+		d[0] = byte('0' + w)
 	}
 	return dst
 }

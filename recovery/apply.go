@@ -408,7 +408,7 @@ func (p *Processor) applyMsgs(w *work, i int, out []cdc.Message, outBytes int) (
 		var o demangle.Outcome
 		var err error
 		out, o, err = p.push(out, m, at)
-		if errors.Is(err, demangle.ErrStore) {
+		if err != nil && errors.Is(err, demangle.ErrStore) { // no call for the commonest case
 			p.fail(fmt.Errorf("the pending state on disk: %w", err))
 			return out, outBytes, true, true
 		}
@@ -440,9 +440,11 @@ func (p *Processor) applyMsgs(w *work, i int, out []cdc.Message, outBytes int) (
 		case demangle.Stale:
 			res.Stale++
 		}
-		if v := p.deferred(w, res); v != nil {
-			w.errs[i] = v
-			break
+		if d := p.recv.Deferred(); len(d) > 0 { // rare: no call per message
+			if v := p.deferred(w, res, d); v != nil {
+				w.errs[i] = v
+				break
+			}
 		}
 		if p.recv.Releasing() {
 			// The message released more than the bound: the rest goes
@@ -487,15 +489,15 @@ func (p *Processor) push(out []cdc.Message, m *cdc.Message, at cdc.Pos) ([]cdc.M
 	return p.recv.Push(out, m, at)
 }
 
-// deferred applies the policy to the violations found in messages the
+// deferred applies the policy to ds, the violations found in messages the
 // receiver took back from beyond its horizon during the last push (see
 // demangle.Receiver.Deferred): messages accepted earlier, now dropped.
 // Under policy Fail it returns the first, which stops the request (the
 // message that made the receiver load them was applied), and logs the
 // others, which a rerun would not report again.
-func (p *Processor) deferred(w *work, res *Result) *demangle.ViolationError {
+func (p *Processor) deferred(w *work, res *Result, ds []*demangle.ViolationError) *demangle.ViolationError {
 	var first *demangle.ViolationError
-	for _, v := range p.recv.Deferred() {
+	for _, v := range ds {
 		switch {
 		case p.opts.OnError != cdc.Fail:
 			p.setAside(w, res, v.At, &v.Msg, v)

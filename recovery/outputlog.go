@@ -48,9 +48,16 @@ func (c *outputChunk) reset(first uint64) {
 	c.body = append(c.body[:0], make([]byte, countRoom)...)
 }
 
-// add appends m, length-prefixed, encoded in place.
+// add appends m, length-prefixed, encoded in place: as lenprefix.Append
+// does, without calling AppendBinary through a function value.
 func (c *outputChunk) add(m *cdc.Message) {
-	c.body = lenprefix.Append(c.body, func(b []byte) []byte { return cdc.AppendBinary(b, m) })
+	at := len(c.body)
+	c.body = cdc.AppendBinary(append(c.body, 0), m)
+	if n := len(c.body) - at - 1; n < 0x80 {
+		c.body[at] = byte(n)
+	} else {
+		c.body = lenprefix.Widen(c.body, at)
+	}
 	c.n++
 }
 

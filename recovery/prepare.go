@@ -45,7 +45,7 @@ func (p *Processor) encodeWAL(w *work) {
 		if a.m.Kind == cdc.KindProgress {
 			e.Span = e.Time - a.m.Progress.Lower // indexed from its lower bound (see walstore.go)
 		}
-		w.wal.AddFunc(e, func(dst []byte) []byte { return cdc.AppendBinary(dst, a.m) })
+		w.wal.EndEntry(cdc.AppendBinary(w.wal.BeginEntry(e), a.m)) // no function value to call
 	}
 }
 

@@ -27,6 +27,7 @@ type chunkBuf struct {
 	count                 int
 	first, last           uint64 // the smallest Time - Span and the largest Time
 	baseTime, baseArrival uint64 // the first entry's
+	body                  int    // where the entry BeginEntry started keeps its body's length
 }
 
 // headerRoom fits the largest version 3 header: version, checksum (4
@@ -42,6 +43,14 @@ func (b *Batch) Add(e Entry) {
 // AddFunc appends an entry whose body appendBody appends to the slice it
 // is given (e.Body is ignored): the caller encodes the body in place.
 func (b *Batch) AddFunc(e Entry, appendBody func([]byte) []byte) {
+	b.EndEntry(appendBody(b.BeginEntry(e)))
+}
+
+// BeginEntry starts an entry (e.Body is ignored) whose body the caller
+// appends in place, without a function value: it returns the buffer to
+// append the body to, and the caller hands the result to EndEntry before
+// anything else is done with the batch. AddFunc is the two in one call.
+func (b *Batch) BeginEntry(e Entry) []byte {
 	c := b.current()
 	from := e.Time - min(e.Span, e.Time)
 	if c.count == 0 {
@@ -53,7 +62,20 @@ func (b *Batch) AddFunc(e Entry, appendBody func([]byte) []byte) {
 	c.buf = binary.AppendUvarint(c.buf, e.Source)
 	c.buf = binary.AppendUvarint(c.buf, e.Line)
 	c.buf = binary.AppendUvarint(c.buf, e.Offset)
-	c.buf = lenprefix.Append(c.buf, appendBody)
+	c.body = len(c.buf)
+	return append(c.buf, 0) // the byte kept for the body's length (see lenprefix)
+}
+
+// EndEntry ends the entry BeginEntry started, buf being what it returned
+// with the body appended.
+func (b *Batch) EndEntry(buf []byte) {
+	c := &b.chunks[b.used-1]
+	if n := len(buf) - c.body - 1; n < 0x80 {
+		buf[c.body] = byte(n)
+	} else {
+		buf = lenprefix.Widen(buf, c.body)
+	}
+	c.buf = buf
 	c.count++
 }
 

@@ -17,6 +17,16 @@ func Append(dst []byte, appendValue func([]byte) []byte) []byte {
 		dst[at] = byte(n)
 		return dst
 	}
+	return Widen(dst, at)
+}
+
+// Widen is Append's rare case, for a caller that appends in place without
+// a function value: dst[at] is the byte kept for the length of the value
+// after it, to the end of dst, which is 128 bytes or more; Widen writes
+// the length there, moving the value to make room, and returns the slice.
+// (The common case, a value under 128 bytes, is dst[at] = byte(length).)
+func Widen(dst []byte, at int) []byte {
+	n := len(dst) - at - 1
 	var hdr [binary.MaxVarintLen64]byte
 	h := binary.PutUvarint(hdr[:], uint64(n))
 	dst = append(dst, hdr[:h-1]...)
