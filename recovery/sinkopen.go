@@ -25,9 +25,12 @@ type OutputPath struct {
 // /dev/fd/1 or /proc/self/fd/1, in any form filepath.Clean reduces to
 // one of them.
 func IsStdout(path string) bool {
+	if path == "" {
+		return true
+	}
 	switch filepath.Clean(path) {
-	case ".", "-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1":
-		return path != "." // "" cleans to "."
+	case "-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1":
+		return true
 	}
 	return false
 }

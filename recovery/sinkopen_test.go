@@ -75,7 +75,7 @@ func TestOpenOutputMakesTheStdoutNamesTheGivenStdout(t *testing.T) {
 		stdout bool
 	}{
 		{"", true}, {"-", true}, {"/dev/stdout", true}, {"/dev/fd/1", true}, {"/proc/self/fd/1", true},
-		{"/dev/fd//1", true}, {"./-", true}, {"/dev/fd/2", false}, {".", false}, {"stdout", false},
+		{"/dev/fd//1", true}, {"./-", true}, {"/dev/fd/2", false}, {".", false}, {"./", false}, {"a/..", false}, {"stdout", false},
 	} {
 		if got := IsStdout(tc.path); got != tc.stdout {
 			t.Errorf("IsStdout(%q) = %v, want %v", tc.path, got, tc.stdout)
