@@ -62,3 +62,34 @@ func TestTheArenaGivesBackWhatItHoldsAndDropsUnusedBlocks(t *testing.T) {
 		t.Fatalf("%d blocks kept once nothing is held (the one being filled may stay)", live)
 	}
 }
+
+// TestTheArenaGivesBackPositionsOutOfOrder: positions that do not follow
+// the first of their block (before it, far beyond it, negative) read back
+// as held, also once the block's other updates are released and it is
+// filled again.
+func TestTheArenaGivesBackPositionsOutOfOrder(t *testing.T) {
+	poss := []cdc.Pos{
+		{Source: "a", Line: 100, Offset: 5000},
+		{Source: "a", Line: 99, Offset: 4000},
+		{Source: "b", Line: 101 + maxLineDist, Offset: 5001},
+		{Source: "a", Line: 100, Offset: 5000 + maxOffDist + 1},
+		{Source: "a", Line: -7, Offset: -9},
+		{Source: "a", Line: 1<<63 - 1, Offset: 1<<63 - 1},
+		{Source: "a", Line: 100 + maxLineDist, Offset: 5000 + maxOffDist},
+	}
+	var a arena
+	for round := range 3 {
+		var held []heldUpdate
+		for i, p := range poss {
+			held = append(held, a.hold([]byte{byte('a' + i)}, int64(i), p))
+		}
+		for i := range held {
+			if got := a.pos(&held[i]); got != poss[i] {
+				t.Fatalf("round %d: update %d at %v, held at %v", round, i, got, poss[i])
+			}
+		}
+		for i := range held {
+			a.release(&held[i])
+		}
+	}
+}

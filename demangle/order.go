@@ -31,7 +31,7 @@ const keySortMax = 1 << 16
 // prefix all the data share (`{"id":` and the like), cost a fraction of
 // it. Up to keySortMax updates the prefixes go in keys that also carry
 // what an update is (sortKey), which are sorted and written back over the
-// updates; beyond, each update's line takes its prefix and the updates
+// updates; beyond, each update's pos takes its prefix and the updates
 // themselves are sorted, which costs no memory: in a time of ten million
 // updates the keys were 320 MB on top of the updates' 400 MB. Either way
 // emitting then reads the updates in order.
@@ -45,7 +45,7 @@ func sortCanonical(a *arena, updates []heldUpdate) {
 }
 
 // sortByPrefix sorts updates, whose data share their first lcp bytes,
-// themselves, each one's sort prefix in its line: by the prefix's bytes
+// themselves, each one's sort prefix in its pos: by the prefix's bytes
 // (radixSort), then by the rest of the data and the diff where prefixes
 // are equal.
 func sortByPrefix(a *arena, updates []heldUpdate, lcp int) {
@@ -200,12 +200,12 @@ func sortThroughKeys(a *arena, updates []heldUpdate, lcp int) {
 	}
 }
 
-// setSortPrefix and sortPrefix keep an update's sort prefix in its line
+// setSortPrefix and sortPrefix keep an update's sort prefix in its pos
 // (see sortCanonical): eight bytes of its data, from the offset where the
 // data of the time's updates start to differ, big-endian (shorter data
 // padded with zeros, which sort first, as JSON has no raw zero byte).
-func (h *heldUpdate) setSortPrefix(p uint64) { h.line = int64(p) }
-func (h *heldUpdate) sortPrefix() uint64     { return uint64(h.line) }
+func (h *heldUpdate) setSortPrefix(p uint64) { h.pos = p }
+func (h *heldUpdate) sortPrefix() uint64     { return h.pos }
 
 // commonPrefix returns the length of the prefix all updates' data share.
 func commonPrefix(a *arena, updates []heldUpdate) int {
