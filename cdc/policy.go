@@ -52,3 +52,21 @@ func (p ErrorPolicy) Validate() error {
 	}
 	return nil
 }
+
+// ValidateQuarantine is Validate for a policy given with a quarantine
+// writer or without one (have): it also refuses Quarantine without a
+// writer, with missing (the caller's error, which says where rejected
+// input could go instead), and a writer under another policy, which
+// would never be written, as an *OptionError of --quarantine.
+func (p ErrorPolicy) ValidateQuarantine(have bool, missing error) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	switch {
+	case p == Quarantine && !have:
+		return missing
+	case p != Quarantine && have:
+		return &OptionError{Option: "--quarantine", Reason: "is only used with --on-error quarantine"}
+	}
+	return nil
+}

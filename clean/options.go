@@ -13,14 +13,5 @@ var ErrNoQuarantine error = &cdc.OptionError{Option: "--on-error",
 // cdc.Quarantine without a Quarantine to write to (ErrNoQuarantine), or a
 // Quarantine under another policy, which would never be written.
 func (o Options) Validate() error {
-	if err := o.OnError.Validate(); err != nil {
-		return err
-	}
-	switch {
-	case o.OnError == cdc.Quarantine && o.Quarantine == nil:
-		return ErrNoQuarantine
-	case o.OnError != cdc.Quarantine && o.Quarantine != nil:
-		return &cdc.OptionError{Option: "--quarantine", Reason: "is only used with --on-error quarantine"}
-	}
-	return nil
+	return o.OnError.ValidateQuarantine(o.Quarantine != nil, ErrNoQuarantine)
 }
