@@ -1,10 +1,9 @@
 package server
 
 import (
-	"errors"
 	"testing"
 
-	"github.com/cdclog/cdclog/cdc"
+	"github.com/cdclog/cdclog/internal/optiontest"
 )
 
 func TestOptionsValidateRefusesWhatNoBodyFits(t *testing.T) {
@@ -25,15 +24,8 @@ func TestOptionsValidateRefusesWhatNoBodyFits(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := tt.opts.Validate()
-			if tt.want == "" {
-				if err != nil {
-					t.Fatalf("Validate() = %v, want nil", err)
-				}
+			if !optiontest.Check(t, tt.opts.Validate(), tt.want) {
 				return
-			}
-			if !errors.Is(err, cdc.ErrOption) || err.Error() != tt.want {
-				t.Fatalf("Validate() = %v, want %q matching cdc.ErrOption", err, tt.want)
 			}
 			if s, nerr := New(nil, tt.opts); s != nil || nerr == nil || nerr.Error() != tt.want {
 				t.Fatalf("New = %v, %v; want no server and %q", s, nerr, tt.want)
