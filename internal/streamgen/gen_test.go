@@ -5,13 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/cdclog/cdclog/cdc"
+	"github.com/cdclog/cdclog/internal/optiontest"
 )
 
 func genVariants() []GenOptions {
@@ -254,13 +254,7 @@ func TestGenOptionsValidate(t *testing.T) {
 		{GenOptions{Start: cdc.MaxTime}, fmt.Sprintf("--start must be below %d", uint64(cdc.MaxTime))},
 	}
 	for _, c := range cases {
-		err := c.opts.Validate()
-		switch {
-		case c.want == "" && err != nil:
-			t.Errorf("%+v: Validate() = %v, want nil", c.opts, err)
-		case c.want != "" && (!errors.Is(err, cdc.ErrOption) || err.Error() != c.want):
-			t.Errorf("%+v: Validate() = %v, want %q matching cdc.ErrOption", c.opts, err, c.want)
-		}
+		t.Run(fmt.Sprintf("%+v", c.opts), func(t *testing.T) { optiontest.Check(t, c.opts.Validate(), c.want) })
 	}
 }
 

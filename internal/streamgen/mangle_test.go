@@ -1,12 +1,13 @@
 package streamgen
 
 import (
-	"errors"
+	"fmt"
 	"iter"
 	"slices"
 	"testing"
 
 	"github.com/cdclog/cdclog/cdc"
+	"github.com/cdclog/cdclog/internal/optiontest"
 	"pgregory.net/rapid"
 )
 
@@ -153,12 +154,6 @@ func TestMangleOptionsValidate(t *testing.T) {
 		{MangleOptions{MaxCopies: -1}, "--max-copies must be at least 1, got -1"},
 	}
 	for _, c := range cases {
-		err := c.opts.Validate()
-		switch {
-		case c.want == "" && err != nil:
-			t.Errorf("%+v: Validate() = %v, want nil", c.opts, err)
-		case c.want != "" && (!errors.Is(err, cdc.ErrOption) || err.Error() != c.want):
-			t.Errorf("%+v: Validate() = %v, want %q matching cdc.ErrOption", c.opts, err, c.want)
-		}
+		t.Run(fmt.Sprintf("%+v", c.opts), func(t *testing.T) { optiontest.Check(t, c.opts.Validate(), c.want) })
 	}
 }
