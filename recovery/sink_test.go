@@ -552,23 +552,36 @@ func TestACommittedSizeThatDoesNotEndALineIsRefused(t *testing.T) {
 }
 
 func TestTornRecordStartsAreTheFormatsOwn(t *testing.T) {
+	// Every kind of record an output file holds: a crash may cut any of
+	// them after any byte. (Seed 5758380071134848569 of the simulation
+	// cut the unbounded progress statement that ends a msgpack stream.)
+	records := map[string]cdc.Message{
+		"update":                        cdc.NewUpdate([]byte(`{"k":1}`), 5, -1),
+		"update with string data":       cdc.NewUpdate([]byte(`"s"`), 1<<40, 7),
+		"progress":                      cdc.NewProgress(3, 9),
+		"progress with counts":          cdc.NewProgress(3, 9, cdc.Count{Time: 4, Count: 2}),
+		"unbounded progress":            unboundedProgress(9),
+		"unbounded progress with count": func() cdc.Message { m := unboundedProgress(9); m.Progress.Counts = []cdc.Count{{Time: 9, Count: 1}}; return m }(),
+	}
 	for _, f := range []cdc.Format{cdc.JSONL, cdc.Msgpack} {
-		starts := recordStarts(f)
-		m := cdc.NewUpdate([]byte(`{"k":1}`), 5, -1)
-		rec := appendMessage(t, nil, f, &m)
-		for n := 1; n < len(rec); n++ {
-			if !tornRecord(rec[:n], f) {
-				t.Errorf("%s: %d bytes of an update are not taken as torn", f, n)
+		for name, m := range records {
+			rec := appendMessage(t, nil, f, &m)
+			for n := 1; n < len(rec); n++ {
+				if !tornRecord(rec[:n], f) {
+					t.Errorf("%s: %d of the %d bytes of %s (%q) are not taken as torn", f, n, len(rec), name, rec[:n])
+					break
+				}
 			}
 		}
 		if tornRecord([]byte("hello"), f) {
 			t.Errorf("%s: text taken as a torn record", f)
 		}
-		if len(starts[0]) < 2 || len(starts[1]) < 2 {
-			t.Errorf("%s: record starts %q", f, starts)
+		for _, s := range recordStarts(f) {
+			if len(s) < 2 {
+				t.Errorf("%s: record starts %q", f, recordStarts(f))
+			}
 		}
 	}
-
 }
 
 func TestTheCheckpointRemembersOnlyTheLatestOutputFiles(t *testing.T) {

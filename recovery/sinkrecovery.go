@@ -331,8 +331,9 @@ func allZeros(r io.ReaderAt, from, to int64) (bool, error) {
 	return true, nil
 }
 
-// recordStarts returns how an update record and a progress record begin
-// in format f: the bytes before the first field that varies.
+// recordStarts returns how each kind of output record begins in format
+// f (an update, a bounded and an unbounded progress statement): the bytes
+// before the first field that varies.
 func recordStarts(f cdc.Format) [][]byte {
 	common := func(a, b cdc.Message) []byte {
 		// Small integer data: every format carries it exactly.
@@ -347,7 +348,16 @@ func recordStarts(f cdc.Format) [][]byte {
 	return [][]byte{
 		common(cdc.NewUpdate([]byte("0"), 0, 1), cdc.NewUpdate([]byte("1"), 1, 2)),
 		common(cdc.NewProgress(0, 1), cdc.NewProgress(1, 2)),
+		common(unboundedProgress(0), unboundedProgress(1)),
 	}
+}
+
+// unboundedProgress returns the progress statement that ends a stream at
+// lower (in msgpack its map has one field fewer than a bounded one's).
+func unboundedProgress(lower uint64) cdc.Message {
+	m := cdc.NewProgress(lower, 0)
+	m.Progress.Unbounded = true
+	return m
 }
 
 // chain returns the stream chain as of the file's end.
