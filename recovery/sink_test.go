@@ -556,12 +556,16 @@ func TestTornRecordStartsAreTheFormatsOwn(t *testing.T) {
 	// them after any byte. (Seed 5758380071134848569 of the simulation
 	// cut the unbounded progress statement that ends a msgpack stream.)
 	records := map[string]cdc.Message{
-		"update":                        cdc.NewUpdate([]byte(`{"k":1}`), 5, -1),
-		"update with string data":       cdc.NewUpdate([]byte(`"s"`), 1<<40, 7),
-		"progress":                      cdc.NewProgress(3, 9),
-		"progress with counts":          cdc.NewProgress(3, 9, cdc.Count{Time: 4, Count: 2}),
-		"unbounded progress":            unboundedProgress(9),
-		"unbounded progress with count": func() cdc.Message { m := unboundedProgress(9); m.Progress.Counts = []cdc.Count{{Time: 9, Count: 1}}; return m }(),
+		"update":                  cdc.NewUpdate([]byte(`{"k":1}`), 5, -1),
+		"update with string data": cdc.NewUpdate([]byte(`"s"`), 1<<40, 7),
+		"progress":                cdc.NewProgress(3, 9),
+		"progress with counts":    cdc.NewProgress(3, 9, cdc.Count{Time: 4, Count: 2}),
+		"unbounded progress":      unboundedProgress(9),
+		"unbounded progress with count": func() cdc.Message {
+			m := unboundedProgress(9)
+			m.Progress.Counts = []cdc.Count{{Time: 9, Count: 1}}
+			return m
+		}(),
 	}
 	for _, f := range []cdc.Format{cdc.JSONL, cdc.Msgpack} {
 		for name, m := range records {
