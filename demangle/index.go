@@ -99,7 +99,7 @@ func (x *updateIndex) put(s uint64) {
 // and puts the slots back by their hash bits.
 func (x *updateIndex) grow(size int) {
 	old := x.slots
-	x.slots = make([]uint64, size)
+	x.slots = makeHuge[uint64](size, size)
 	for _, s := range old {
 		if s != 0 {
 			x.put(s)

@@ -146,14 +146,14 @@ func (ts *timeState) add(a *arena, data []byte, diff int64, at *cdc.Pos, pr prob
 		// The count says how many there will be: one allocation, instead
 		// of doubling (and copying) a big time's updates step by step,
 		// and the index sized once.
-		ts.updates = slices.Grow(ts.updates, int(ts.count)-n)
+		ts.updates = growHuge(ts.updates, int(ts.count)-n)
 		if ts.index != nil {
 			ts.index.reserve(int(ts.count))
 		}
 	}
 	p := len(ts.updates)
 	if p == cap(ts.updates) {
-		ts.updates = slices.Grow(ts.updates, 1)
+		ts.updates = growHuge(ts.updates, 1)
 	}
 	ts.updates = ts.updates[:p+1] // put writes the update whole
 	a.put(&ts.updates[p], data, diff, at)
@@ -177,7 +177,7 @@ func (ts *timeState) add(a *arena, data []byte, diff int64, at *cdc.Pos, pr prob
 // then by diff.
 func (ts *timeState) emit(a *arena, out []cdc.Message, t uint64) []cdc.Message {
 	n := len(out)
-	out = slices.Grow(out, len(ts.updates))[:n+len(ts.updates)] // a big time would grow it step by step
+	out = growHuge(out, len(ts.updates))[:n+len(ts.updates)] // a big time would grow it step by step
 	if len(ts.updates) > 1 {
 		ts.sortForRelease(a)
 	}

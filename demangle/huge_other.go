@@ -1,0 +1,6 @@
+//go:build !linux
+
+package demangle
+
+// adviseHuge does nothing where huge pages are not asked for by madvise.
+func adviseHuge(p, size uintptr) {}
