@@ -9,6 +9,10 @@ import (
 // transparent huge pages (see makeHuge).
 const hugeMin = 4 << 20
 
+// hugePage is the size of a transparent huge page on the platforms Go
+// runs Linux on in practice (x86-64, arm64 with 4 KiB base pages).
+const hugePage = 2 << 20
+
 // makeHuge returns make([]T, n, c), the memory of a large one advised to
 // be backed by transparent huge pages where the system gives them on
 // request only (Linux's "madvise" mode, common by default; Go's heap asks
@@ -19,7 +23,7 @@ func makeHuge[T any](n, c int) []T {
 	s := make([]T, n, c)
 	var zero T
 	if size := uintptr(c) * unsafe.Sizeof(zero); size >= hugeMin {
-		adviseHuge(uintptr(unsafe.Pointer(unsafe.SliceData(s))), size)
+		adviseHuge(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), size))
 	}
 	return s
 }

@@ -3,4 +3,4 @@
 package demangle
 
 // adviseHuge does nothing where huge pages are not asked for by madvise.
-func adviseHuge(p, size uintptr) {}
+func adviseHuge(b []byte) {}
