@@ -38,9 +38,15 @@ type tempFile struct {
 }
 
 // newTemp creates a temporary file next to real, for purpose ("new",
-// "gc", ...), and locks it before anything is written to it.
+// "gc", ...), and locks it before anything is written to it. A real
+// without a directory is in the current one ("x.db" is "./x.db"), not in
+// os.TempDir, which may be another file system: link and rename cannot
+// cross file systems.
 func newTemp(real, purpose string) (*tempFile, error) {
 	dir, base := filepath.Split(real)
+	if dir == "" {
+		dir = "."
+	}
 	f, err := os.CreateTemp(dir, base+tempPrefix+purpose+"-*.tmp")
 	if err != nil {
 		return nil, err

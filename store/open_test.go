@@ -334,6 +334,38 @@ func TestANewDatabaseIsSmallAndNoTemporaryFileRemains(t *testing.T) {
 	t.Logf("4 entries: %d bytes", fi.Size())
 }
 
+// TestARelativePathIsCreatedInTheCurrentDirectory: "x.db" gets its
+// temporary file in the current directory, not in $TMPDIR (another file
+// system, where link(2) fails with EXDEV, or here a directory that does
+// not exist), and a replacement of it (gc's) does too.
+func TestARelativePathIsCreatedInTheCurrentDirectory(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	t.Setenv("TMPDIR", filepath.Join(dir, "missing"))
+	db, err := Open("x.db", quiet())
+	if err != nil {
+		t.Fatalf("open a new database by a relative path: %v", err)
+	}
+	put(t, db, "k", "v")
+	if _, err := db.Replace(func(dst *bolt.DB) error { return bolt.Compact(dst, db.DB, 1<<20) }); err != nil {
+		t.Fatalf("replace a database opened by a relative path: %v", err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err = Open("x.db", quiet())
+	if err != nil {
+		t.Fatalf("reopen after the replacement: %v", err)
+	}
+	defer db.Close()
+	if got := get(t, db, "k"); got != "v" {
+		t.Fatalf("after the replacement: %q, want %q", got, "v")
+	}
+	if names := tempFiles(t, dir); len(names) > 0 {
+		t.Fatalf("temporary files left behind: %v", names)
+	}
+}
+
 func TestGrowthIsInProportionToTheFile(t *testing.T) {
 	for _, tc := range []struct {
 		hwm  int64
