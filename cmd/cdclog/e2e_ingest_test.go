@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -68,7 +69,8 @@ func TestIngestGivesUpOnALockedDatabase(t *testing.T) {
 		}
 		defer holder.Process.Kill()
 		waitLocked(t, db)
-		r := expectFailure(t, exitFailure, nil, []string{"ingest", "--db", db, "--out", out, in}, "locked by another process", db)
+		r := expectFailure(t, exitFailure, nil, []string{"ingest", "--db", db, "--out", out, in}, "locked by another process", db,
+			fmt.Sprintf("cdclog process %d is writing it", holder.Process.Pid), fmt.Sprintf("kill -TERM %d stops it cleanly", holder.Process.Pid))
 		if r.Elapsed < 2*time.Second || r.Elapsed > 15*time.Second {
 			t.Errorf("gave up after %v, want the default lock timeout of 3 s", r.Elapsed)
 		}

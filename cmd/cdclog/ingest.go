@@ -64,7 +64,7 @@ func runIngest(c *cli.Context) error {
 	p, err := recovery.Open(c.String("db"), opts)
 	if err != nil {
 		out.Abort()
-		return withCode(exitFailure, err)
+		return openError(c.String("db"), err)
 	}
 	defer out.Close()
 	mx.Watch(p, relay.BrokerMetrics(p))

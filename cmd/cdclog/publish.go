@@ -42,7 +42,7 @@ func runPublish(c *cli.Context) error {
 	}
 	p, err := recovery.Open(path, recovery.Options{NoCreate: true, LockTimeout: timeout, Logger: e.log})
 	if err != nil {
-		return withCode(exitFailure, err)
+		return openError(path, err)
 	}
 	ctl := listenControl(e, path, p) // inspect may ask while it runs
 	defer ctl.Close()

@@ -78,7 +78,7 @@ func runServe(c *cli.Context) error {
 	opts.Observer = m
 	p, err := recovery.Open(db, opts)
 	if err != nil {
-		return withCode(exitFailure, err)
+		return openError(db, err)
 	}
 	m.Watch(p)
 	so.Metrics = m.Handler()
