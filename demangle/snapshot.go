@@ -111,6 +111,9 @@ func (r *Receiver) MarshalBinary() ([]byte, error) {
 // MarshalBinary. On error the receiver is unchanged.
 func (r *Receiver) UnmarshalBinary(b []byte) error {
 	var s snapshot
+	if err := cdc.CheckMsgpackBounds(b); err != nil { // else damaged counts can exhaust memory
+		return fmt.Errorf("%w: %v", ErrSnapshot, err)
+	}
 	if err := msgpack.Unmarshal(b, &s); err != nil {
 		return fmt.Errorf("%w: %v", ErrSnapshot, err)
 	}

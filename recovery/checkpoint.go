@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cdclog/cdclog/cdc"
 	"github.com/cdclog/cdclog/demangle"
 	"github.com/cdclog/cdclog/internal/checksum"
 	"github.com/cdclog/cdclog/store"
@@ -137,6 +138,9 @@ func loadCheckpoint(tx *bolt.Tx) (cp checkpoint, ok bool, err error) {
 	}
 	if v, err = l.unseal(store.BucketCheckpoint, checkpointKey, v); err != nil {
 		return cp, false, err
+	}
+	if err := cdc.CheckMsgpackBounds(v); err != nil { // else damaged counts can exhaust memory
+		return cp, false, corruptRecord(store.BucketCheckpoint, checkpointKey, "%v", err)
 	}
 	if err := msgpack.Unmarshal(v, &cp); err != nil {
 		return cp, false, corruptRecord(store.BucketCheckpoint, checkpointKey, "%v", err)

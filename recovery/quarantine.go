@@ -110,6 +110,9 @@ func readQuarantine(k, v []byte, checksumsFrom uint64) (QuarantineRecord, error)
 		return QuarantineRecord{}, err
 	}
 	var qv quarantineValue
+	if err := cdc.CheckMsgpackBounds(v); err != nil { // else damaged counts can exhaust memory
+		return QuarantineRecord{}, corruptRecord(store.BucketQuarantine, k, "%v", err)
+	}
 	if err := msgpack.Unmarshal(v, &qv); err != nil {
 		return QuarantineRecord{}, corruptRecord(store.BucketQuarantine, k, "%v", err)
 	}
