@@ -335,7 +335,7 @@ func (r *Reader) readLine() ([]byte, error) {
 		}
 		r.scanned = r.end
 		if r.end-r.start > r.max+1 {
-			r.keepHead(r.buf[r.start:r.end])
+			r.head = r.head[:0] // discardLine keeps it, however the line was read
 			r.discarding, r.discardFrom = true, r.offset
 			if err := r.discardLine(); err != nil {
 				return nil, err
@@ -371,15 +371,27 @@ func (r *Reader) limitLine(line []byte) []byte {
 // too long to hold.
 func (r *Reader) keepHead(b []byte) { r.head = append(r.head[:0], b[:min(len(b), RejectHead)]...) }
 
+// growHead adds the start of b, the next bytes of a line being discarded,
+// to the head until it holds RejectHead bytes: the same head, and so the
+// same reject and the same guess at the format, whether the line came in
+// one read or a byte at a time.
+func (r *Reader) growHead(b []byte) {
+	if n := RejectHead - len(r.head); n > 0 {
+		r.head = append(r.head, b[:min(len(b), n)]...)
+	}
+}
+
 // discardLine drops the rest of an overlong line, up to and including its
 // '\n', without keeping it.
 func (r *Reader) discardLine() error {
 	for {
 		if i := bytes.IndexByte(r.buf[r.start:r.end], '\n'); i >= 0 {
+			r.growHead(r.buf[r.start : r.start+i])
 			r.consume(i + 1)
 			r.line++
 			return nil
 		}
+		r.growHead(r.buf[r.start:r.end])
 		r.consume(r.end - r.start)
 		if r.eof {
 			if r.rerr != nil {

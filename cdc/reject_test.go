@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
+	"reflect"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 func TestReaderRejectKeepsTheHeadOfAnOverlongLine(t *testing.T) {
@@ -88,5 +91,36 @@ func TestRejectWriterWritesOneLinePerRejectAndSyncsOnClose(t *testing.T) {
 	}
 	if !strings.Contains(lines[1], `"raw_base64"`) {
 		t.Errorf("non-UTF-8 bytes not in base64: %s", lines[1])
+	}
+}
+
+// TestTheRejectOfAnOverlongLineDoesNotDependOnTheReads: a line past the
+// limit is rejected with its first RejectHead bytes (and, when those look
+// like msgpack, the hint to read it so), whether it came in one read or a
+// byte at a time. Byte-wise reads used to keep only the bytes buffered
+// when the line passed the limit (FuzzReader, seed a6f114b73f8d1c5d).
+func TestTheRejectOfAnOverlongLineDoesNotDependOnTheReads(t *testing.T) {
+	mp := appendMsgpackOf(nil, &Message{Kind: KindUpdate, Update: Update{Data: []byte(`"` + strings.Repeat("x", 3000) + `"`), Time: 1, Diff: 1}})
+	for _, line := range [][]byte{bytes.Repeat([]byte("y"), 3000), mp} {
+		in := append(append([]byte{}, line...), "\n{\"finish\":{\"time\":2}}\n"...)
+		var rejects []Reject
+		for _, wrap := range []func(io.Reader) io.Reader{func(r io.Reader) io.Reader { return r }, iotest.OneByteReader} {
+			r := NewReader(wrap(bytes.NewReader(in)), JSONL, "in")
+			r.max = 16
+			var m Message
+			err := r.Next(&m)
+			var de *DecodeError
+			if !errors.As(err, &de) {
+				t.Fatalf("an overlong line: %v", err)
+			}
+			rejects = append(rejects, r.Reject(de))
+		}
+		whole, bytewise := rejects[0], rejects[1]
+		if !reflect.DeepEqual(whole, bytewise) {
+			t.Fatalf("one read: %q %q (%d bytes)\nbyte-wise: %q %q (%d bytes)", whole.Reason, whole.Raw[:20], len(whole.Raw), bytewise.Reason, bytewise.Raw[:min(20, len(bytewise.Raw))], len(bytewise.Raw))
+		}
+		if len(whole.Raw) != RejectHead || !whole.Truncated || !bytes.Equal(whole.Raw, line[:RejectHead]) {
+			t.Fatalf("raw %d bytes (truncated %v), want the line's first %d", len(whole.Raw), whole.Truncated, RejectHead)
+		}
 	}
 }
