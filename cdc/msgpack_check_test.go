@@ -25,7 +25,7 @@ func TestCheckMsgpackBoundsRefusesCountsTheBytesCannotHold(t *testing.T) {
 		{"trailing bytes are the caller's", "", append(append([]byte{}, good...), 0xc1)},
 		{"empty array", "", []byte{0x90}},
 		{"array32 of a million in 5 bytes", "container of 1000000 values with 0 bytes left", []byte{0xdd, 0x00, 0x0f, 0x42, 0x40}},
-		{"array32 of 2^32-1", "exceeds the 16 MiB message limit", []byte{0xdd, 0xff, 0xff, 0xff, 0xff}},
+		{"array32 of 2^32-1", "container of 4294967295 values with 0 bytes left", []byte{0xdd, 0xff, 0xff, 0xff, 0xff}},
 		{"map16 of 3 pairs with 4 bytes", "container of 6 values", []byte{0xde, 0x00, 0x03, 1, 2, 3, 4}},
 		{"nested counts add up", "container of 2 values", []byte{0x92, 0x92, 1, 2}},
 		{"cut string", "end inside the value at byte 0", []byte{0xa5, 'a', 'b'}},

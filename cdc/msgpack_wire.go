@@ -26,6 +26,10 @@ type mpDecoder struct {
 	// slab, when set, is where converted data is built: a block that is
 	// only ever appended to, so data handed out is never overwritten.
 	slab *[]byte
+	// record, when set, reads a stored record (CheckMsgpackBounds), not a
+	// message: no length is held to MaxMessageSize, but no array or map
+	// may claim more values than there are bytes left.
+	record bool
 }
 
 // dataSlab is the size of the blocks a Reader builds msgpack data in.
@@ -103,7 +107,7 @@ func (d *mpDecoder) length(n, start int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if l > MaxMessageSize {
+	if l > MaxMessageSize && !d.record {
 		return 0, d.malformed(start, "length %d exceeds the %d MiB message limit", l, MaxMessageSize>>20)
 	}
 	return int(l), nil
@@ -253,6 +257,11 @@ func intNum(v int64) num {
 // there, so that a later call with more bytes can resume.
 func mpSkip(b []byte, i, pending int) (int, int, error) {
 	d := mpDecoder{b: b, i: i}
+	return d.skip(pending)
+}
+
+// skip is mpSkip from d's position.
+func (d *mpDecoder) skip(pending int) (int, int, error) {
 	for ; pending > 0; pending-- {
 		start := d.i
 		family, n, err := d.header()
@@ -262,7 +271,11 @@ func mpSkip(b []byte, i, pending int) (int, int, error) {
 				n *= 2
 				fallthrough
 			case mpArray:
-				if pending += n; pending > MaxMessageSize {
+				pending += n
+				switch {
+				case d.record && pending-1 > len(d.b)-d.i: // pending-1 values follow this header
+					err = d.malformed(start, "a container of %d values with %d bytes left", n, len(d.b)-d.i)
+				case !d.record && pending > MaxMessageSize:
 					err = d.malformed(start, "more than %d values", MaxMessageSize)
 				}
 			case mpStr, mpBin:
