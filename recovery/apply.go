@@ -530,8 +530,12 @@ func (p *Processor) reject(w *work, res *Result, rj *cdc.Reject) {
 			p.log.Debug("input quarantined before, not again", "error", rj.String())
 			return
 		}
+		// A copy of the raw bytes: they are written at the commit, after
+		// the request's slices go back to the source (see Pending.release).
+		q := *rj
+		q.Raw = bytes.Clone(rj.Raw)
 		w.quarantine = append(w.quarantine, QuarantineRecord{
-			Seq: p.cp.NextQuarantine, Time: time.Now().UTC(), Reject: *rj,
+			Seq: p.cp.NextQuarantine, Time: time.Now().UTC(), Reject: q,
 		})
 		p.cp.NextQuarantine++
 		p.cp.Quarantined++

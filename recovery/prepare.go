@@ -30,9 +30,24 @@ func (p *Processor) prepareLoop(sink *sinkWriter) {
 				p.fail(err) // the batch does not commit
 			} else {
 				w.sinkDone = sink.write(w.sinkBytes)
+				w.releaseRequests()
 			}
 		}
 		p.commits <- w
+	}
+}
+
+// releaseRequests tells the requests that the batch has done with what
+// they carry (see Pending.release), once it is encoded: nothing after
+// reads their slices, only copies (the cursor values, the WAL bytes, the
+// held messages' values) and the data their messages point to. The
+// exceptions are a request that goes on in the next batch, and one that
+// stopped with an error, which may name one of its messages.
+func (w *work) releaseRequests() {
+	for i, r := range w.reqs {
+		if w.errs[i] == nil && (!w.split || i < len(w.reqs)-1) {
+			r.pending.release()
+		}
 	}
 }
 

@@ -239,7 +239,12 @@ func (p *Processor) submit(ctx context.Context, r Request) (*Pending, error) {
 
 // send queues a request for a caller that has entered (see enter).
 func (p *Processor) send(ctx context.Context, r Request) (*Pending, error) {
-	req := &request{Request: r, pending: &Pending{done: make(chan struct{})}}
+	return p.sendPending(ctx, r, &Pending{done: make(chan struct{})})
+}
+
+// sendPending is send with the request's Pending made by the caller.
+func (p *Processor) sendPending(ctx context.Context, r Request, w *Pending) (*Pending, error) {
+	req := &request{Request: r, pending: w}
 	select {
 	case p.requests <- req:
 		return req.pending, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 
 	"github.com/cdclog/cdclog/cdc"
 )
@@ -100,8 +101,13 @@ type Result struct {
 // Pending is a submitted request waiting for its commit.
 type Pending struct {
 	done chan struct{}
-	res  Result
-	err  error
+	// released, when set (by Ingest), is closed once the processor no
+	// longer reads the request's slices: after its batch is encoded for
+	// the WAL, or at the latest when it is finished.
+	released     chan struct{}
+	releasedOnce atomic.Bool
+	res          Result
+	err          error
 }
 
 // Wait blocks until the request is committed (or failed) or ctx ends. A
@@ -119,8 +125,17 @@ func (w *Pending) Wait(ctx context.Context) (Result, error) {
 func (w *Pending) Done() <-chan struct{} { return w.done }
 
 func (w *Pending) finish(res Result, err error) {
+	w.release()
 	w.res, w.err = res, err
 	close(w.done)
+}
+
+// release says that the processor is done reading the request's Msgs,
+// Pos, Rejects and cursor values; it may be called more than once.
+func (w *Pending) release() {
+	if w.released != nil && w.releasedOnce.CompareAndSwap(false, true) {
+		close(w.released)
+	}
 }
 
 // LogAttrs are the log fields that say what became of the messages:
