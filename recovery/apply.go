@@ -39,23 +39,11 @@ type work struct {
 	output    outputRecords
 	sinkBytes []byte
 	liveBytes []byte
-	// sinkDone delivers the result of writing sinkBytes (nil when
-	// nothing was handed to the sink writer); sinkErr receives it once.
-	sinkDone   chan error
+	// sinkChain is the output stream's chain after the batch's records.
+	sinkChain  streamChain
 	quarantine []QuarantineRecord
 	cp         checkpoint
 	status     receiverState
-}
-
-// sinkErr waits for the batch's output bytes to be written and fsynced,
-// and returns the error, if any. It may be called more than once.
-func (w *work) sinkErr() error {
-	if w.sinkDone == nil {
-		return nil
-	}
-	err := <-w.sinkDone
-	w.sinkDone = nil
-	return err
 }
 
 // applyLoop gathers requests into batches, runs them through the receiver
@@ -354,16 +342,11 @@ func (p *Processor) apply(w *work) (rest []*request) {
 		p.cp.LiveNext = p.cp.NextOutput // no stream is owed these
 	}
 	p.cp.Frontier, p.cp.Done = p.recv.Frontier()
-	if p.opts.Sink != nil {
-		// The file receives every record: it ends where the stream is.
-		cs := &p.cp.Sink
-		cs.Next = p.cp.NextOutput
-		cs.Chained, cs.Frontier, cs.Done = true, p.cp.Frontier, p.cp.Done
-	}
 	p.cp.Stats = p.recv.Stats()
 	p.stampPending(&p.cp)
 	p.cp.NextBatch++
 	w.cp = p.cp.clone()
+	w.sinkChain = streamChain{at: true, frontier: p.cp.Frontier, done: p.cp.Done}
 	w.status = captureReceiver(p.recv)
 	return rest
 }

@@ -90,7 +90,10 @@ type sinkState struct {
 	Next uint64 `msgpack:"next"`
 
 	// V is the version of the fields below: 0 in databases written before
-	// they existed (which have none of them), 1 since.
+	// they existed (which have none of them); 1 when the file was written
+	// before its batch committed (what follows Size after a crash may be
+	// records never committed); 2 since the file receives only committed
+	// records, and FileCRC covers every byte before Size.
 	V int `msgpack:"v"`
 	// TailCRC is the CRC-32C of the TailLen bytes before Size (the last
 	// sinkTailSize bytes, or all when fewer): what Open checks to know
@@ -108,10 +111,12 @@ type sinkState struct {
 	Frontier uint64 `msgpack:"frontier"`
 	Done     bool   `msgpack:"done"`
 	Chained  bool   `msgpack:"chained"`
+	// FileCRC is the CRC-32C of the file's first Size bytes (V 2).
+	FileCRC uint32 `msgpack:"file_crc"`
 }
 
 // sinkStateVersion is the version of sinkState this code writes.
-const sinkStateVersion = 1
+const sinkStateVersion = 2
 
 func newCheckpoint(start uint64) checkpoint {
 	return checkpoint{Frontier: start, Start: start, StartKnown: true, NextOutput: 1, NextQuarantine: 1, Sink: sinkState{Next: 1}}

@@ -67,21 +67,17 @@ func (p *Processor) commitWork(w *work, st *commitState) {
 		}
 		r.pending.finish(res, e)
 	}
-	w.sinkErr() // the sink writer is done with the batch's bytes
 	p.recycle(w)
 }
 
 // commit writes the batch in one bbolt transaction: the WAL chunks, output
-// records, quarantine and the checkpoint; live output goes out after the
-// commit. The sink writer has been writing and fsyncing the batch's output
-// bytes since the prepare goroutine handed them over; the transaction waits
-// for them before committing, so the output bytes are durable before the
-// checkpoint that counts them.
+// records, quarantine and the checkpoint, which records how far the output
+// file's fsyncs have got. Once it has committed, the batch's output goes to
+// the output file (whose writer fsyncs it while the next batch commits)
+// and to the stream, so both only ever receive committed records.
 func (p *Processor) commit(w *work, st *commitState) error {
 	if p.opts.Sink != nil {
-		if err := p.stampSink(w, st); err != nil {
-			return err
-		}
+		p.stampSink(w, st)
 	}
 	if p.opts.Live != nil {
 		w.cp.LiveNext = st.liveNext
@@ -107,18 +103,14 @@ func (p *Processor) commit(w *work, st *commitState) error {
 		if err := writeQuarantine(tx, w.quarantine); err != nil {
 			return err
 		}
-		if err := w.cp.save(tx); err != nil {
-			return err
-		}
-		return w.sinkErr()
+		return w.cp.save(tx)
 	})
 	if err != nil {
 		return fmt.Errorf("commit batch: %w", err)
 	}
 	st.wal = st.wal.Plus(w.wal.Written())
 	p.pending.committed(w.cp.NextBatch, &w.wal, firstChunk)
-	st.nextChunk, st.sinkSize, st.sinkLimit = w.cp.NextChunk, w.cp.Sink.Size, w.cp.Sink.Limit
-	p.sinkw.setLimit(st.sinkLimit)
+	st.nextChunk = w.cp.NextChunk
 	p.mu.Lock()
 	p.committed = w.cp
 	p.status = w.status
@@ -128,16 +120,20 @@ func (p *Processor) commit(w *work, st *commitState) error {
 		p.notify = make(chan struct{})
 	}
 	p.mu.Unlock()
+	if err := p.sinkw.write(w.sinkBytes, w.cp.NextOutput, w.sinkChain); err != nil {
+		// The batch has committed: its requests succeed, and the file
+		// receives its records when the database is opened again.
+		p.fail(err)
+	}
 	return p.writeLive(w, st)
 }
 
 // commitState is what the commit goroutine carries from batch to batch.
 type commitState struct {
 	nextChunk uint64
-	// The output file: its committed size and Limit, and its last bytes.
-	sinkSize  int64
-	sinkLimit int64
-	tail      tailWindow
+	// sinkAt is where the output file's durable bytes end, as the last
+	// commit recorded it.
+	sinkAt sinkMark
 	// liveNext is the first record not yet written to Options.Live.
 	liveNext uint64
 	commits  int
@@ -152,41 +148,14 @@ type commitState struct {
 	wal wal.Stats
 }
 
-// stampSink sets the batch checkpoint's output file state: its size, the
-// CRC of its last bytes and its Limit. When the batch's output would take
-// the file past the durable Limit, it first commits a higher one, so that
-// the sink writer, which waits for that, can write the batch.
-func (p *Processor) stampSink(w *work, st *commitState) error {
-	end := st.sinkSize + int64(len(w.sinkBytes))
-	if end > st.sinkLimit {
-		if err := p.raiseSinkLimit(st, end+sinkAllowance); err != nil {
-			return err
-		}
-	}
-	w.cp.Sink.Size = end
-	w.cp.Sink.Limit = end + sinkAllowance
-	st.tail.push(w.sinkBytes)
-	st.tail.stamp(&w.cp.Sink)
-	return nil
-}
-
-// raiseSinkLimit commits the last committed checkpoint again with the
-// output file's Limit raised to limit.
-func (p *Processor) raiseSinkLimit(st *commitState, limit int64) error {
-	p.mu.Lock()
-	cp := p.committed.clone()
-	p.mu.Unlock()
-	cp.Sink.Limit = limit
-	if err := p.db.Update(func(tx *bolt.Tx) error { return cp.save(tx) }); err != nil {
-		return fmt.Errorf("raise the output file's limit: %w", err)
-	}
-	p.mu.Lock()
-	p.committed.Sink.Limit = limit
-	p.mu.Unlock()
-	st.sinkLimit = limit
-	p.sinkw.setLimit(limit)
-	p.log.Debug("output file limit raised for a large batch", "limit", limit)
-	return nil
+// stampSink sets the batch checkpoint's output file state to what the
+// sink writer has made durable: the file receives a batch's bytes only
+// after the batch commits, so a commit records the output of the batches
+// before it, as far as their fsync has got.
+func (p *Processor) stampSink(w *work, st *commitState) {
+	p.sinkw.durableMark(&st.sinkAt)
+	st.sinkAt.stamp(&w.cp.Sink)
+	w.cp.Sink.Limit = w.cp.Sink.Size + sinkAllowance
 }
 
 // releaseEvery is how many commits pass between releases of the mapped

@@ -67,16 +67,18 @@ func (s *scribblingSource) ackCount() int {
 	return len(s.acked)
 }
 
-// gatedSink is a simSink whose syncs wait until open is closed: no batch
-// can commit before then.
+// gatedSink is a simSink whose writes wait until open is closed: the
+// commit goroutine writes a batch's output after its transaction and
+// before its results are delivered, so no batch is acknowledged, and none
+// after the first commits, before then.
 type gatedSink struct {
 	simSink
 	open chan struct{}
 }
 
-func (s *gatedSink) Sync() error {
+func (s *gatedSink) Write(p []byte) (int, error) {
 	<-s.open
-	return s.simSink.Sync()
+	return s.simSink.Write(p)
 }
 
 // Ingest hands a read buffer back to the source once its batch is encoded,
@@ -84,7 +86,8 @@ func (s *gatedSink) Sync() error {
 // acknowledgements) depends on what the source writes into the buffer
 // afterwards.
 func TestIngestReusesAReadBufferBeforeItsBatchCommits(t *testing.T) {
-	msgs := mangled(3, cleanStream(3, 0, 300))
+	// In order, so that the first batch has output to write.
+	msgs := cleanStream(3, 0, 300)
 	src := &scribblingSource{msgs: msgs}
 	sink := &gatedSink{open: make(chan struct{})}
 	path := dbPath(t)
@@ -103,7 +106,7 @@ func TestIngestReusesAReadBufferBeforeItsBatchCommits(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	if n := src.ackCount(); n != 0 {
-		t.Fatalf("%d batches acknowledged while every sync is held", n)
+		t.Fatalf("%d batches acknowledged while every write is held", n)
 	}
 	close(sink.open)
 	if err := <-done; err != nil {

@@ -85,9 +85,10 @@ func (p *Processor) liveError(err error, from uint64) error {
 }
 
 // saveOnClose commits, at a clean Close, how far the stream was written
-// and, with an output file, a Limit equal to its size: no batch is in
-// flight any more, so a later Open finds any byte past the committed size
-// to be another program's, and refuses to cut it.
+// and, with an output file, how far its bytes are durable (every record by
+// now), with a Limit equal to its size: no batch is in flight any more, so
+// a later Open finds any byte past the committed size to be another
+// program's, and refuses to cut it.
 func (p *Processor) saveOnClose() error {
 	p.mu.Lock()
 	cp := p.committed.clone()
@@ -97,8 +98,13 @@ func (p *Processor) saveOnClose() error {
 	if p.opts.Live != nil && cp.LiveNext < next {
 		cp.LiveNext, changed = next, true
 	}
-	if p.opts.Sink != nil && cp.Sink.Limit != cp.Sink.Size {
-		cp.Sink.Limit, changed = cp.Sink.Size, true
+	if p.opts.Sink != nil {
+		var at sinkMark
+		p.sinkw.durableMark(&at)
+		before := cp.Sink
+		at.stamp(&cp.Sink)
+		cp.Sink.Limit = cp.Sink.Size
+		changed = changed || cp.Sink.Limit != before.Limit || cp.Sink.Size != before.Size || cp.Sink.Next != before.Next
 	}
 	if !changed {
 		return nil

@@ -18,18 +18,15 @@ type accepted struct {
 // prepareLoop encodes each applied batch for storage while the apply
 // goroutine runs the next one and the commit goroutine commits the one
 // before: the WAL entries, the output log records and the output bytes,
-// which it hands to the sink writer at once, so that the output file is
-// written and fsynced while the previous batch commits.
-func (p *Processor) prepareLoop(sink *sinkWriter) {
+// which the commit goroutine writes once the batch has committed.
+func (p *Processor) prepareLoop() {
 	defer close(p.commits)
-	defer sink.close()
 	for w := range p.prepared {
 		if p.failure() == nil {
 			p.encodeWAL(w)
 			if err := p.render(w); err != nil {
 				p.fail(err) // the batch does not commit
 			} else {
-				w.sinkDone = sink.write(w.sinkBytes)
 				w.releaseRequests()
 			}
 		}

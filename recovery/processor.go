@@ -188,16 +188,16 @@ func start(db *store.DB, o Options) (*Processor, error) {
 	for range workCount {
 		p.works <- &work{}
 	}
-	cs := &p.cp.Sink
-	p.sinkw = newSinkWriter(o.Sink, cs.Size, cs.Limit)
+	p.sinkw = newSinkWriter(o.Sink, markOf(&p.cp.Sink, &p.sinkTail))
+	p.sinkw.failed = p.fail
 	if o.Observer != nil {
 		p.sinkw.synced = o.Observer.OutputSynced
 	}
-	st := commitState{nextChunk: p.cp.NextChunk, sinkSize: cs.Size, sinkLimit: cs.Limit, tail: p.sinkTail,
+	st := commitState{nextChunk: p.cp.NextChunk,
 		liveNext: p.cp.LiveNext, walFloor: p.cp.WALFloor, outputFloor: p.cp.OutputFloor, wal: walStats}
 	applyDone, prepareDone := make(chan struct{}), make(chan struct{})
 	go func() { p.applyLoop(); close(applyDone) }()
-	go func() { p.prepareLoop(p.sinkw); close(prepareDone) }()
+	go func() { p.prepareLoop(); close(prepareDone) }()
 	go func() { p.commitLoop(st); <-applyDone; <-prepareDone; close(p.done) }()
 	// A release a crash interrupted goes on at once (see applyLoop), and
 	// Open returns once it is committed, so that an open processor's
@@ -284,6 +284,9 @@ func (p *Processor) Close() error {
 	p.inflight.Wait()
 	close(p.requests)
 	<-p.done
+	if err := p.sinkw.close(); err != nil {
+		p.fail(err)
+	}
 	p.mu.Lock()
 	close(p.notify)
 	p.notify = nil

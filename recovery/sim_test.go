@@ -190,7 +190,9 @@ func (s *sim) reopen(crash bool) {
 	if err != nil && !errors.Is(err, ErrFailed) {
 		s.fatalf("close: %v", err)
 	}
-	if crash {
+	// An fsync of the output file fails after its batch was acknowledged,
+	// so the failure may surface only now: the power goes too.
+	if crash || err != nil {
 		keep := s.rng.IntN(200)
 		s.sink.crash(keep)
 		s.stats.crashes++

@@ -184,7 +184,13 @@ func TestOpenRefusesAnOutputFileWhoseBytesItCannotProveItsOwn(t *testing.T) {
 		{"a record that continues its stream was appended", func(t *testing.T, out string, _ []byte) {
 			m := cdc.NewProgress(400, 401)
 			appendToFile(t, out, append(cdc.AppendJSON(nil, &m), '\n'))
-		}, ErrSinkExcess, true},
+		}, ErrSinkExcess, false},
+		{"a byte far before its committed tail changed", func(t *testing.T, out string, committed []byte) {
+			f, _ := os.OpenFile(out, os.O_WRONLY, 0)
+			defer f.Close()
+			b := committed[100] ^ 1
+			f.WriteAt([]byte{b}, 100)
+		}, ErrSinkChanged, false},
 		{"more valid records than an interrupted run can leave were appended", func(t *testing.T, out string, _ []byte) {
 			var b []byte
 			for f := uint64(400); len(b) <= sinkAllowance; f++ {
@@ -261,20 +267,23 @@ func TestOpenCutsWhatAnInterruptedRunLeft(t *testing.T) {
 	first := msgs[:len(msgs)/2]
 	for _, f := range []cdc.Format{cdc.JSONL, cdc.Msgpack} {
 		want, part := render(t, msgs, f), render(t, first, f)
-		// What the pipeline of an interrupted run can have left past the
-		// committed size: the records that follow, the last one torn or
-		// not.
+		// What a killed run can have left past the committed size: the
+		// committed records that follow, whose fsync no commit recorded,
+		// the last one torn or not, with zeros where written data never
+		// reached the disk.
 		next, whole := want[len(part):], 0
 		for whole < 900 {
 			whole += recordLen(t, next[whole:], f)
 		}
-		torn := next[:whole+5]
+		holed := append([]byte(nil), next[:whole+5]...)
+		clear(holed[100:140])
 		cases := map[string][]byte{
 			"whole records":                next[:whole],
-			"whole records and a torn one": torn,
-			"a torn record alone":          torn[whole:],
+			"whole records and a torn one": next[:whole+5],
+			"a torn record alone":          next[:5],
 			"zeros a power loss left":      make([]byte, 300),
 			"whole records then zeros":     append(append([]byte(nil), next[:whole]...), make([]byte, 64)...),
+			"records with a hole of zeros": holed,
 		}
 		for name, excess := range cases {
 			t.Run(f.String()+"/"+name, func(t *testing.T) {
@@ -285,14 +294,74 @@ func TestOpenCutsWhatAnInterruptedRunLeft(t *testing.T) {
 				if got := readFileOrNil(t, out); !bytes.Equal(got, part) {
 					t.Fatalf("first run: %d bytes, want %d", len(got), len(part))
 				}
-				asInterrupted(t, db)
-				appendToFile(t, out, excess)
+				at := checkpointOf(t, db).Sink
 				runWithSinkOptions(t, db, out, msgs[len(first):], o)
+				asLagging(t, db, at)
+				os.Truncate(out, int64(len(part)))
+				appendToFile(t, out, excess)
+				runWithSinkOptions(t, db, out, nil, o)
 				if got := readFileOrNil(t, out); !bytes.Equal(got, want) {
-					t.Fatalf("after the excess was cut and the run finished: %d bytes, want %d", len(got), len(want))
+					t.Fatalf("after the excess was taken or cut and the file caught up: %d bytes, want %d", len(got), len(want))
 				}
 			})
 		}
+	}
+}
+
+// asLagging makes the database's checkpoint what it is after a run that
+// was killed before any commit recorded the fsyncs of its later batches'
+// output: the output file's state goes back to at, saved from an earlier
+// commit, and everything else stays.
+func asLagging(t testing.TB, db string, at sinkState) {
+	t.Helper()
+	editCheckpoint(t, db, func(cp *checkpoint) {
+		cp.Sink = at
+		cp.Sink.Limit = at.Size + sinkAllowance
+	})
+}
+
+func TestOpenRefusesBytesAppendedAfterWhatAKilledRunLeft(t *testing.T) {
+	msgs := cleanStream(65, 0, 600)
+	first := msgs[:len(msgs)/2]
+	foreign := func() []byte {
+		m := cdc.NewUpdate([]byte(`"FOREIGN"`), 999999, 7)
+		return append(cdc.AppendJSON(nil, &m), '\n')
+	}
+	cases := map[string]func(t *testing.T, out string, committed []byte){
+		"a record that continues the stream, after every committed record": func(t *testing.T, out string, _ []byte) {
+			appendToFile(t, out, foreign())
+		},
+		"a record that continues the stream, after a torn one": func(t *testing.T, out string, committed []byte) {
+			os.Truncate(out, int64(len(committed)-3))
+			appendToFile(t, out, foreign())
+		},
+		"one byte changed in what the killed run left": func(t *testing.T, out string, committed []byte) {
+			b := append([]byte(nil), committed...)
+			b[len(b)-20] ^= 1
+			os.WriteFile(out, b, 0o644)
+		},
+	}
+	for name, damage := range cases {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			db, out := filepath.Join(dir, "state.db"), filepath.Join(dir, "out")
+			runWithSink(t, db, out, first)
+			at := checkpointOf(t, db).Sink
+			runWithSink(t, db, out, msgs[len(first):])
+			asLagging(t, db, at)
+			damage(t, out, readFileOrNil(t, out))
+			before := readFileOrNil(t, out)
+			p, err := openWithSink(t, db, out, Options{})
+			if err == nil {
+				p.Close()
+			}
+			if !errors.Is(err, ErrSinkExcess) {
+				t.Fatalf("got %v, want ErrSinkExcess", err)
+			}
+			if after := readFileOrNil(t, out); !bytes.Equal(after, before) {
+				t.Fatalf("the refused file was changed: %d bytes, had %d", len(after), len(before))
+			}
+		})
 	}
 }
 
@@ -613,14 +682,19 @@ func TestTheExcessOfAnEmptyFileIsCheckedInTheFormatItWasWrittenIn(t *testing.T) 
 	dir := t.TempDir()
 	db, out := filepath.Join(dir, "state.db"), filepath.Join(dir, "out")
 	msgs := cleanStream(72, 0, 200)
-	// A run writing msgpack commits nothing to the file, and leaves a
-	// record past its committed size of 0.
-	runWithSinkOptions(t, db, out, nil, Options{SinkFormat: cdc.Msgpack})
-	asInterrupted(t, db)
-	m := cdc.NewProgress(0, 1)
-	appendToFile(t, out, appendMessage(t, nil, cdc.Msgpack, &m))
-	// The next run writes JSON Lines: the msgpack record is cut.
-	runWithSink(t, db, out, msgs)
+	// A run writing msgpack is killed before a commit records any of the
+	// file's bytes: its first records are past the committed size of 0.
+	at := sinkState{Next: 1}
+	o := Options{SinkFormat: cdc.Msgpack}
+	runWithSinkOptions(t, db, out, msgs, o)
+	at = checkpointOf(t, db).Sink
+	at.Size, at.Next, at.FileCRC, at.TailLen, at.TailCRC = 0, 1, 0, 0, 0
+	at.Chained, at.Frontier, at.Done = true, 0, false
+	asLagging(t, db, at)
+	msgpack := readFileOrNil(t, out)
+	os.Truncate(out, int64(recordLen(t, msgpack, cdc.Msgpack)+3))
+	// The next run writes JSON Lines: the msgpack records are cut.
+	runWithSink(t, db, out, nil)
 	if got, want := readFileOrNil(t, out), inMemory(t, msgs); !bytes.Equal(got, want) {
 		t.Fatalf("%d bytes, want %d", len(got), len(want))
 	}

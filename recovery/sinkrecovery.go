@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 
 	"github.com/cdclog/cdclog/cdc"
@@ -144,6 +145,15 @@ func (p *Processor) verifySink(size int64) error {
 	if err := p.checkCommitted(); err != nil {
 		return err
 	}
+	if cs.V < 2 {
+		// Written before the file had a checksum of its own: take it as
+		// it is, which the tail's CRC and the record checks vouch for.
+		crc, err := fileCRC(s, cs.Size)
+		if err != nil {
+			return err
+		}
+		cs.FileCRC = crc
+	}
 	ino := inodeOf(s)
 	replaced := cs.Inode != 0 && ino != 0 && ino != cs.Inode
 	if size > cs.Size {
@@ -180,8 +190,8 @@ func (p *Processor) written() cdc.Format {
 }
 
 // checkCommitted checks that the file's committed bytes are the ones this
-// database wrote: the CRC of their tail, and for JSON Lines that the
-// committed size ends a line.
+// database wrote: the CRC of their tail, for JSON Lines that the committed
+// size ends a line, and then the CRC of them all (recorded since V 2).
 func (p *Processor) checkCommitted() error {
 	s, cs := p.opts.Sink, &p.cp.Sink
 	if cs.TailLen > cs.Size {
@@ -209,7 +219,32 @@ func (p *Processor) checkCommitted() error {
 				ErrSinkChanged, cs.Name, cs.Size, b[0], p.regenerate())
 		}
 	}
+	if cs.V >= 2 {
+		crc, err := fileCRC(s, cs.Size)
+		if err != nil {
+			return err
+		}
+		if crc != cs.FileCRC {
+			return fmt.Errorf("%w: in %s the %d committed bytes have CRC-32C %08x, this database wrote %08x: the file was changed since; %s",
+				ErrSinkChanged, cs.Name, cs.Size, crc, cs.FileCRC, p.regenerate())
+		}
+	}
 	return nil
+}
+
+// fileCRC returns the CRC-32C of the first size bytes of r.
+func fileCRC(r io.ReaderAt, size int64) (uint32, error) {
+	buf := make([]byte, min(size, 1<<20))
+	var crc uint32
+	for off := int64(0); off < size; {
+		n, err := r.ReadAt(buf[:min(int64(len(buf)), size-off)], off)
+		crc = crc32.Update(crc, sinkCRCTable, buf[:n])
+		off += int64(n)
+		if err != nil && off < size {
+			return 0, fmt.Errorf("read the output file's committed bytes: %w", err)
+		}
+	}
+	return crc, nil
 }
 
 // adoptCommitted takes the records past the committed size that are,
@@ -243,6 +278,7 @@ func (p *Processor) adoptCommitted(size int64) error {
 			chain.advance(m)
 			cs.Size += int64(len(b))
 			cs.Next = seq + 1
+			cs.FileCRC = crc32.Update(cs.FileCRC, sinkCRCTable, b)
 			return true, nil
 		})
 	})
@@ -269,9 +305,13 @@ func (p *Processor) checkExcess(size int64, replaced bool, ino uint64) error {
 		return refuse("is no longer the file this database wrote (inode %d, was %d)", ino, cs.Inode)
 	case cs.V >= 1 && cs.Limit == cs.Size:
 		return refuse("the last run that wrote it closed cleanly, so none are its own")
-	case cs.V >= 1 && size > cs.Limit:
+	case cs.V >= 2:
+		return p.checkLeftover(size, refuse)
+	case cs.V == 1 && size > cs.Limit:
 		return refuse("an interrupted run leaves at most %d", cs.Limit-cs.Size)
 	}
+	// Written before its batch committed (V 1), or before the checks (V 0):
+	// the records of batches that never committed may follow.
 	f := p.written()
 	sc := newRecordScanner(p.opts.Sink, cs.Size, size, f)
 	chain := cs.chain()
@@ -297,6 +337,65 @@ func (p *Processor) checkExcess(size int64, replaced bool, ino uint64) error {
 			return refuse("the record at byte %d does not continue the committed stream: %v", at, err)
 		}
 	}
+}
+
+// checkLeftover decides, for a file written since V 2, whether the bytes
+// past the committed size may be cut. The file receives only committed
+// records, and adoptCommitted has taken the whole ones among them, so an
+// interrupted run can have left only the start of the output log's next
+// record, torn by the crash, with zeros where written data never reached
+// the disk: every byte must be the one this database would write there,
+// or zero. Any other is another program's.
+func (p *Processor) checkLeftover(size int64, refuse func(string, ...any) error) error {
+	cs := &p.cp.Sink
+	f, next, end := p.written(), cs.Next, p.cp.NextOutput
+	chain := cs.chain()
+	var want []byte // this database's bytes from off on
+	got := make([]byte, 64<<10)
+	for off := cs.Size; off < size; {
+		n, err := p.opts.Sink.ReadAt(got[:min(int64(len(got)), size-off)], off)
+		if n == 0 {
+			return fmt.Errorf("read the output file past its committed size: %w", err)
+		}
+		for len(want) < n && next < end {
+			if want, next, err = p.encodeOutput(want, next, end, f, &chain); err != nil {
+				return err
+			}
+		}
+		for i, b := range got[:n] {
+			if b != 0 && (i >= len(want) || b != want[i]) {
+				return refuse("the byte at offset %d is not the one this database wrote there", off+int64(i))
+			}
+		}
+		want = want[:copy(want, want[min(n, len(want)):])]
+		off += int64(n)
+	}
+	return nil
+}
+
+// encodeOutput appends to buf, in format f, the output log's records from
+// next on, up to end and about 1 MiB, moving chain past them, and returns
+// buf and the first record it did not append.
+func (p *Processor) encodeOutput(buf []byte, next, end uint64, f cdc.Format, chain *streamChain) ([]byte, uint64, error) {
+	from := next
+	err := p.db.View(func(tx *bolt.Tx) error {
+		return scanOutput(tx, next, func(seq uint64, m *cdc.Message) (bool, error) {
+			if seq != next || seq >= end {
+				return false, nil
+			}
+			var err error
+			if buf, err = cdc.AppendMessage(buf, f, m); err != nil {
+				return false, fmt.Errorf("output record %d: %w", seq, err)
+			}
+			chain.advance(m)
+			next++
+			return len(buf) < 1<<20, nil
+		})
+	})
+	if err == nil && next == from {
+		err = fmt.Errorf("%w: the output log lacks record %d", ErrInconsistent, next)
+	}
+	return buf, next, err
 }
 
 // tornRecord reports whether b can be the start of a record that a crash
@@ -381,27 +480,11 @@ func (p *Processor) catchUpSink() error {
 	chain := cs.chain()
 	var buf []byte
 	for cs.Next < end {
-		// Read in a transaction of its own, closed before any commit:
+		// Read in a transaction of its own, closed before any write:
 		// bbolt's writer may have to wait for readers to remap.
-		next := cs.Next
-		buf = buf[:0]
-		err := p.db.View(func(tx *bolt.Tx) error {
-			return scanOutput(tx, next, func(seq uint64, m *cdc.Message) (bool, error) {
-				if seq != next || seq >= end {
-					return false, nil
-				}
-				var err error
-				if buf, err = cdc.AppendMessage(buf, p.opts.SinkFormat, m); err != nil {
-					return false, fmt.Errorf("output record %d: %w", seq, err)
-				}
-				chain.advance(m)
-				next++
-				return len(buf) < 1<<20, nil
-			})
-		})
-		if err == nil && next == cs.Next {
-			err = fmt.Errorf("%w: the output log lacks record %d", ErrInconsistent, next)
-		}
+		var next uint64
+		var err error
+		buf, next, err = p.encodeOutput(buf[:0], cs.Next, end, p.opts.SinkFormat, &chain)
 		if err == nil {
 			err = p.writeCatchUp(buf, next, &chain)
 		}
@@ -419,25 +502,18 @@ func (p *Processor) catchUpSink() error {
 	return nil
 }
 
-// writeCatchUp appends buf, which holds the records up to next, first
-// committing a higher Limit if buf would pass the current one.
+// writeCatchUp appends buf, which holds the committed records up to next.
+// Nothing need be committed on the way: an interrupted catch-up leaves
+// committed records past the committed size, which the next Open takes as
+// they are (adoptCommitted).
 func (p *Processor) writeCatchUp(buf []byte, next uint64, chain *streamChain) error {
-	s, cs := p.opts.Sink, &p.cp.Sink
-	if cs.Size+int64(len(buf)) > cs.Limit {
-		if err := s.Sync(); err != nil {
-			return fmt.Errorf("fsync: %w", err)
-		}
-		cs.Limit = cs.Size + max(sinkAllowance, int64(len(buf)))
-		p.sinkTail.stamp(cs)
-		if err := p.db.Update(func(tx *bolt.Tx) error { return p.cp.save(tx) }); err != nil {
-			return fmt.Errorf("write checkpoint: %w", err)
-		}
-	}
-	if _, err := s.Write(buf); err != nil {
+	cs := &p.cp.Sink
+	if _, err := p.opts.Sink.Write(buf); err != nil {
 		return fmt.Errorf("write: %w", err)
 	}
 	cs.Size += int64(len(buf))
 	cs.Next = next
+	cs.FileCRC = crc32.Update(cs.FileCRC, sinkCRCTable, buf)
 	cs.setChain(chain)
 	p.sinkTail.push(buf)
 	return nil

@@ -81,7 +81,8 @@ type Status struct {
 	EmittedUpdates uint64 `json:"emitted_updates"`
 	EmittedTimes   uint64 `json:"emitted_times"`
 	// OutputFile is the exactly-once output file, if one was attached,
-	// and OutputFileBytes its committed size.
+	// and OutputFileBytes its size known durable: the committed size at
+	// rest, and while a processor runs what it has fsynced since.
 	OutputFile      string `json:"output_file,omitempty"`
 	OutputFileBytes int64  `json:"output_file_bytes"`
 
@@ -195,6 +196,11 @@ func (p *Processor) Status() (Status, error) {
 	open := p.openConsumers()
 	p.mu.Unlock()
 	s, err := buildStatus(p.db, &cp, rs, &ws)
+	if s.OutputFile != "" {
+		// The file runs ahead of the last commit's record of it by what
+		// was fsynced since; the next commit records that.
+		s.OutputFileBytes = max(s.OutputFileBytes, p.sinkw.durableSize())
+	}
 	for i := range s.Consumers {
 		s.Consumers[i].Open = open[s.Consumers[i].Name]
 	}

@@ -532,10 +532,16 @@ func (failingSink) Close() error                      { return nil }
 
 func TestAStorageFailureIs503AndUnhealthy(t *testing.T) {
 	ts := newTestServer(t, recovery.Options{Sink: failingSink{}, SinkName: "/out.jsonl", SinkFormat: cdc.JSONL}, Options{})
+	// The first batch commits, then writing it to the file fails: it is
+	// acknowledged (a reopen writes it) and the processor stops.
+	var res appendResult
+	if st := ts.appendLines(update(`"a"`, 0, 1)+progress(0, 1, 0, 1), &res); st != http.StatusOK {
+		t.Fatalf("an append that committed: %d %+v", st, res)
+	}
 	var eb errorBody
-	st := ts.appendLines(update(`"a"`, 0, 1)+progress(0, 1, 0, 1), &eb)
+	st := ts.appendLines(update(`"b"`, 1, 1), &eb)
 	if st != http.StatusServiceUnavailable || !strings.Contains(eb.Error, "storage failure") {
-		t.Fatalf("an append whose commit failed: %d %+v", st, eb)
+		t.Fatalf("an append after the storage failure: %d %+v", st, eb)
 	}
 	st, b, _ := ts.do("GET", "/healthz", "", nil)
 	var h health
