@@ -106,10 +106,12 @@
 // reads as no release under way: what older code committed always ended
 // with its release whole.
 //
-// The output file (Options.Sink) is written and fsynced before the
-// transaction that records its new size commits. After a crash the file may
-// hold bytes past the committed size, but never fewer: Open cuts it back
-// (see "The output file" for what it checks first).
+// The output file (Options.Sink) receives a batch's records only after
+// the batch's transaction commits, and a later commit records the size its
+// fsync made durable. After a crash the file may hold bytes past the
+// committed size, but never fewer, and they are the output log's next
+// records (the last perhaps torn): Open takes the whole ones and cuts the
+// rest, writing what the file lacks (see "The output file").
 // The receiver's output depends only on the order in which messages are
 // pushed, and a producer resumes from its committed cursor (or re-sends from
 // the start: the committed prefix is then all duplicates), so the records
@@ -135,51 +137,42 @@
 // A file OpenFileSink creates has its directory fsynced before the
 // checkpoint can name it.
 //
-// With every commit the checkpoint records, besides the file's size: the
-// CRC-32C of its last 4 KiB (the commit goroutine keeps those bytes, so
-// this costs a few microseconds a commit), its inode, the frontier after
-// its last record, and a Limit: the size plus 16 MiB. The sink writer never
-// writes past the Limit of the last durable checkpoint; a batch whose
-// output would pass it waits until a commit raises it (the commit
-// goroutine commits a higher Limit first when the batch it is about to
-// commit needs one, so this cannot deadlock). So after any crash the file
-// is at most Limit bytes long. A clean Close, with no batch in flight,
-// commits a Limit equal to the size: after it, any byte past the
-// committed size is another program's. Open then, before writing anything:
+// With every commit the checkpoint records the size up to which the file
+// is known durable, the CRC-32C of every byte before it (kept running, so
+// a commit costs nothing more) and of its last 4 KiB, its inode, and the
+// frontier after its last record. Since the file only ever receives
+// committed records, whatever an interrupted run left past the committed
+// size is the output log's records that follow it. Open then, before
+// writing anything:
 //
 //  1. refuses a file shorter than the committed size (ErrSinkShort);
-//  2. checks the committed bytes: the CRC of the last 4 KiB before the
-//     committed size, and for JSON Lines that the byte before it is a
-//     newline (ErrSinkChanged): another file at the path, or this one
-//     edited, is told apart before anything is appended to it;
+//  2. checks the committed bytes: the CRC of every byte before the
+//     committed size (ErrSinkChanged): another file at the path, or this
+//     one edited anywhere, is told apart before anything is appended to
+//     it (reading the file once: 1 GiB took 0.27 s from the page cache,
+//     1.5 s cold, on the 2-core test machine);
 //  3. takes the bytes past the committed size that are, byte for byte,
-//     the committed records the file lacks (a catch-up that was
+//     the committed records the file lacks (a catch-up or a run that was
 //     interrupted, or a file regenerated with cdclog replay), moving the
 //     file's state past them;
-//  4. cuts what remains only if it is what an interrupted run can have
-//     left: in the same file (same inode), no longer than the Limit allows,
-//     and a sequence of records in the sink's format that continue the
-//     committed stream (each progress record starts where the previous
-//     one ended, from the recorded frontier; updates in time order at or
-//     above it; nothing after the end of the stream), of which the last
-//     may be cut short by the crash or be zeros (a file system may show
-//     zeros where written data never reached the disk). Otherwise it
-//     refuses (ErrSinkExcess) and leaves the file as it is.
+//  4. cuts what remains only if it is a prefix of the next committed
+//     record's bytes, or zeros (a file system may show zeros where
+//     written data never reached the disk): a record torn by the crash.
+//     Anything else, another program's bytes appended after a crash
+//     included, is refused (ErrSinkExcess) and the file left as it is.
 //
 // Every error says what it found and how to recover: move the file aside
 // and regenerate it with `cdclog replay --db PATH > FILE` (step 3 then
-// takes it as it is). The residual risk is a run killed with batches in
-// flight, after which another database filled the file with up to 16 MiB
-// of records continuing this one's stream, in the same inode (or a reused
-// inode number): they would be cut. A file the database never wrote must be empty. The checkpoint keeps
-// the state of every output file the database has written, so going back
-// to an earlier one checks it in the same way and catches it up with the
-// records committed since.
+// takes it as it is). A file the database never wrote must be empty. The
+// checkpoint keeps the state of every output file the database has
+// written, so going back to an earlier one checks it in the same way and
+// catches it up with the records committed since.
 //
-// Databases from before these checks have no checksum, inode, frontier
-// or Limit recorded (sinkState.V is 0): Open applies the newline check and
-// the record checks (with the frontier when the file holds every record),
-// and the first commit records the rest.
+// Databases from before these checks (sinkState.V below 2) recorded only
+// the CRC of the last 4 KiB and a Limit, because their file ran ahead of
+// the commits: Open checks the tail and, for V 0, the final newline,
+// cuts past the committed size only what continues the committed stream
+// within the Limit, and the first commit records the rest.
 //
 // # Streams
 //
@@ -263,17 +256,14 @@
 // Three goroutines make a pipeline, with a fixed set of three batches
 // going round it: the apply goroutine gathers submitted requests into a
 // batch and runs the receiver; the prepare goroutine encodes the batch's
-// WAL chunks, output log records and output bytes, and hands the bytes to
-// a writer that writes and fsyncs the output file at once (within the
-// Limit); the commit goroutine writes the bbolt transaction, waiting for
-// the output file's fsync before committing. So while batch k commits,
-// batch k+1 is prepared and its output bytes written, and batch k+2
-// applied (and, once prepared, written): the file may then hold the bytes
-// of three batches past the committed size (k's, whose commit is under
-// way, and the two after it), never more than the Limit, which Open cuts
-// back as above.
+// WAL chunks, output log records and output bytes; the commit goroutine
+// writes the bbolt transaction, then the batch's output bytes to the
+// file, before it delivers the batch's results, and a sink writer
+// goroutine fsyncs them while the next batch commits (at most 64 MiB
+// ahead of the last fsync). So while batch k commits, batch k+1 is
+// prepared and batch k+2 applied.
 //
-// A commit or fsync error is fatal: the processor stops (later calls return
+// A commit, write or fsync error is fatal: the processor stops (later calls return
 // ErrFailed) rather than retry and risk hiding a lost write; the next Open
 // recovers from the last commit. After Close, every method that needs the
 // database returns ErrClosed. Err says which, for a health check.
