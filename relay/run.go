@@ -46,7 +46,9 @@ type Run struct {
 	Sink *Sink
 	// MaxSinkLag, when positive with a Sink, holds every input back
 	// while the output is more than this many records behind
-	// (broker.Throttle).
+	// (broker.Throttle). The lag is that of committed records, so an
+	// input runs on by the reads not yet committed when the output
+	// stops: at most about twice IngestOptions.InFlight reads.
 	MaxSinkLag uint64
 	// DrainTimeout bounds the wait for the Sink once the inputs were
 	// stopped rather than ended; zero means DefaultDrainTimeout, a
