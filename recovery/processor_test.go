@@ -107,6 +107,13 @@ func TestAShortenedOrForeignOutputFileIsRefused(t *testing.T) {
 	if _, err := Open(path, Options{Sink: sink, SinkName: out, Logger: quietLogger()}); !errors.Is(err, ErrSinkShort) {
 		t.Fatalf("got %v, want ErrSinkShort", err)
 	}
+	sink.Close()
+	os.Remove(out)
+	sink, _ = OpenFileSink(out, FileSinkOptions{})
+	if _, err := Open(path, Options{Sink: sink, SinkName: out, Logger: quietLogger()}); !errors.Is(err, ErrSinkShort) || !strings.Contains(err.Error(), "is missing") {
+		t.Fatalf("a deleted output file: got %v, want ErrSinkShort saying it is missing", err)
+	}
+	sink.Close()
 	other := filepath.Join(dir, "other.jsonl")
 	os.WriteFile(other, []byte("someone else's\n"), 0o644)
 	sink, _ = OpenFileSink(other, FileSinkOptions{})

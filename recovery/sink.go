@@ -39,6 +39,13 @@ type inoder interface {
 	Inode() uint64
 }
 
+// creator is implemented by a Sink that knows whether opening it created
+// its file (FileSink does), so that Open can say a committed file is
+// missing rather than empty.
+type creator interface {
+	Created() bool
+}
+
 // FileSinkOptions configure OpenFileSink. The zero value works.
 type FileSinkOptions struct {
 	// LockTimeout bounds the wait for another process's lock on the file;

@@ -125,11 +125,16 @@ func (p *Processor) attachSink(size int64) error {
 
 // regenerate says how to recover from a file that cannot be used.
 func (p *Processor) regenerate() string {
+	return "move it aside and " + p.replayCommand()
+}
+
+// replayCommand says how to write the committed output anew.
+func (p *Processor) replayCommand() string {
 	flag := ""
 	if p.opts.SinkFormat == cdc.Msgpack {
 		flag = " --format msgpack"
 	}
-	return fmt.Sprintf("move it aside and regenerate it with 'cdclog%s replay --db %s > %s', or write to another file",
+	return fmt.Sprintf("regenerate it with 'cdclog%s replay --db %s > %s', or write to another file",
 		flag, p.db.Path(), p.opts.SinkName)
 }
 
@@ -139,6 +144,10 @@ func (p *Processor) regenerate() string {
 func (p *Processor) verifySink(size int64) error {
 	s, cs := p.opts.Sink, &p.cp.Sink
 	if size < cs.Size {
+		if c, ok := s.(creator); ok && c.Created() {
+			return fmt.Errorf("%w: %s is missing (%d bytes were committed to it); restore it, or %s",
+				ErrSinkShort, cs.Name, cs.Size, p.replayCommand())
+		}
 		return fmt.Errorf("%w: %s has %d bytes, %d were committed; restore it, or %s",
 			ErrSinkShort, cs.Name, size, cs.Size, p.regenerate())
 	}
