@@ -145,8 +145,10 @@ func (s *File) Start(_ context.Context, cursor []byte) error {
 	switch {
 	case prev.Offset == fi.Size() && !s.o.Follow:
 		s.log.Info("input already ingested", "file", s.path, "bytes", fi.Size())
-	case prev.Offset > 0:
+	case prev.Offset > 0 && s.o.Format == cdc.JSONL:
 		s.log.Info("resuming input", "file", s.path, "offset", prev.Offset, "line", prev.Line+1)
+	case prev.Offset > 0:
+		s.log.Info("resuming input", "file", s.path, "offset", prev.Offset) // msgpack has no lines
 	}
 	return nil
 }

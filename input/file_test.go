@@ -1,11 +1,14 @@
 package input
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -238,5 +241,53 @@ func TestAFollowedFileStopsWhenItsContextEnds(t *testing.T) {
 	b := newBatch()
 	if err := f.Read(ctx, b); !errors.Is(err, context.DeadlineExceeded) || b.Len() != 0 {
 		t.Fatalf("%d messages, %v", b.Len(), err)
+	}
+}
+
+func TestAResumedFileLogsALineOnlyForJSONLines(t *testing.T) {
+	for _, f := range []cdc.Format{cdc.JSONL, cdc.Msgpack} {
+		t.Run(f.Name(), func(t *testing.T) {
+			var content strings.Builder
+			w := cdc.NewWriter(&content, f)
+			r := cdc.NewReader(strings.NewReader(updates(0, 20)), cdc.JSONL, "")
+			for {
+				var m cdc.Message
+				if err := r.Next(&m); err == io.EOF {
+					break
+				} else if err != nil {
+					t.Fatal(err)
+				}
+				if err := w.Write(&m); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			path := writeFile(t, t.TempDir(), "in", content.String())
+			var logged bytes.Buffer
+			open := func() *File {
+				src, err := OpenFile(path, FileOptions{Format: f, Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { src.Close() })
+				return src
+			}
+			src := open()
+			src.Start(context.Background(), nil)
+			b := newBatch()
+			b.Max = 7
+			if err := src.Read(context.Background(), b); err != nil || b.Cursor == nil {
+				t.Fatalf("first read: %v, cursor %q", err, b.Cursor)
+			}
+			if err := open().Start(context.Background(), b.Cursor); err != nil {
+				t.Fatal(err)
+			}
+			log := logged.String()
+			if !strings.Contains(log, "resuming input") || strings.Contains(log, "line=") != (f == cdc.JSONL) {
+				t.Errorf("%s resume logged %q: want a line number only for JSON Lines", f.Name(), log)
+			}
+		})
 	}
 }
