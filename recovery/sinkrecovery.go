@@ -171,7 +171,7 @@ func (p *Processor) verifySink(size int64) error {
 			return err
 		}
 		if cs.Size > from {
-			p.log.Info("output file already holds committed records", "file", cs.Name, "bytes", cs.Size-from, "next", cs.Next)
+			p.log.Info("output file already holds committed records past its recorded size: kept", "file", cs.Name, "bytes_kept", cs.Size-from, "next_record", cs.Next)
 		}
 	}
 	if size > cs.Size {
