@@ -478,52 +478,38 @@ func (cs *sinkState) setChain(c *streamChain) {
 	cs.Chained, cs.Frontier, cs.Done = c.at, c.frontier, c.done
 }
 
-// catchUpSink writes the committed records the file lacks. It keeps to the
-// file's Limit as the pipeline does: before writing past it, it makes what
-// it wrote durable and commits the file's state with a higher Limit, so
-// that an interrupted catch-up resumes where it was.
+// catchUpSink writes the committed records the file lacks, then fsyncs
+// them. Nothing is committed on the way: an interrupted catch-up leaves
+// committed records past the committed size, which the next Open takes as
+// they are (adoptCommitted).
 func (p *Processor) catchUpSink() error {
 	cs := &p.cp.Sink
 	end := p.cp.NextOutput
-	first := cs.Next
-	chain := cs.chain()
+	if cs.Next >= end {
+		return nil
+	}
+	at := markOf(cs, &p.sinkTail)
+	first := at.next
 	var buf []byte
-	for cs.Next < end {
+	for at.next < end {
 		// Read in a transaction of its own, closed before any write:
 		// bbolt's writer may have to wait for readers to remap.
+		chain := at.chain
 		var next uint64
 		var err error
-		buf, next, err = p.encodeOutput(buf[:0], cs.Next, end, p.opts.SinkFormat, &chain)
-		if err == nil {
-			err = p.writeCatchUp(buf, next, &chain)
-		}
-		if err != nil {
+		if buf, next, err = p.encodeOutput(buf[:0], at.next, end, p.opts.SinkFormat, &chain); err != nil {
 			return fmt.Errorf("catch up output file: %w", err)
 		}
-	}
-	if cs.Next == first {
-		return nil
+		if _, err := p.opts.Sink.Write(buf); err != nil {
+			return fmt.Errorf("catch up output file: write: %w", err)
+		}
+		at.advance(buf, next, chain)
 	}
 	if err := p.opts.Sink.Sync(); err != nil {
 		return fmt.Errorf("catch up output file: fsync: %w", err)
 	}
+	at.stamp(cs)
+	p.sinkTail = at.tail
 	p.log.Info("output file caught up with the committed output", "file", cs.Name, "records", cs.Next-first)
-	return nil
-}
-
-// writeCatchUp appends buf, which holds the committed records up to next.
-// Nothing need be committed on the way: an interrupted catch-up leaves
-// committed records past the committed size, which the next Open takes as
-// they are (adoptCommitted).
-func (p *Processor) writeCatchUp(buf []byte, next uint64, chain *streamChain) error {
-	cs := &p.cp.Sink
-	if _, err := p.opts.Sink.Write(buf); err != nil {
-		return fmt.Errorf("write: %w", err)
-	}
-	cs.Size += int64(len(buf))
-	cs.Next = next
-	cs.FileCRC = crc32.Update(cs.FileCRC, sinkCRCTable, buf)
-	cs.setChain(chain)
-	p.sinkTail.push(buf)
 	return nil
 }
