@@ -84,26 +84,30 @@ func (ix *timeIndex) slide(base uint64) {
 	if base <= ix.base {
 		return
 	}
-	oldEnd := satAdd(ix.base, windowSize)
+	// The window's last time, inclusive: near the end of the time range
+	// the window is cut short there, and that last time is still in it.
+	oldLast := satAdd(ix.base, windowSize-1)
 	ix.base = base
-	if len(ix.over) == 0 {
+	newLast := satAdd(base, windowSize-1)
+	if len(ix.over) == 0 || newLast == oldLast {
 		return
 	}
-	newEnd := satAdd(base, windowSize)
 	move := func(t uint64, ts *timeState) {
 		delete(ix.over, t)
 		ix.win[t%windowSize] = ts
 	}
-	if newEnd-oldEnd <= uint64(len(ix.over)) {
-		for t := oldEnd; t < newEnd; t++ {
+	if newLast-oldLast <= uint64(len(ix.over)) {
+		for t := oldLast + 1; ; t++ {
 			if ts, ok := ix.over[t]; ok {
 				move(t, ts)
 			}
+			if t == newLast {
+				return
+			}
 		}
-		return
 	}
 	for t, ts := range ix.over {
-		if t < newEnd {
+		if ix.inWindow(t) {
 			move(t, ts)
 		}
 	}
