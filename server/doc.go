@@ -102,9 +102,9 @@
 // keeps the last sequence number it applied, in its own transaction, and
 // asks from the next, applies every record exactly once.
 //
-// The output log is kept whole today (cdclog gc drops only WAL entries),
-// so every SEQ from 1 is there. Were the records before SEQ dropped, the
-// answer would be 410 Gone, naming the first record kept.
+// The output log is kept whole unless cdclog gc is told otherwise
+// (--retain-output): when the records from SEQ on are no longer all
+// there, the answer is 410 Gone, naming the first record kept.
 //
 // # The rest
 //

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -25,7 +26,13 @@ type outputQuery struct {
 // parseOutputQuery reads from, limit and wait, refusing anything else.
 func parseOutputQuery(r *http.Request) (outputQuery, error) {
 	q := outputQuery{from: 1}
-	vals := r.URL.Query()
+	// r.URL.Query drops what it cannot parse (a ';' separator, a bad
+	// escape): a query that is not read as written is refused, or a
+	// consumer would be sent from the first record.
+	vals, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return q, fmt.Errorf("malformed query %q: %v (separate parameters with &)", r.URL.RawQuery, err)
+	}
 	for name, vs := range vals {
 		if len(vs) != 1 {
 			return q, fmt.Errorf("parameter %s is given %d times", name, len(vs))
@@ -170,6 +177,12 @@ func (ow *outputWriter) finish(s *Server, err error) {
 	switch {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), errors.Is(err, recovery.ErrClosed):
 		ow.flush()
+		return
+	}
+	if d := (*recovery.OutputDroppedError)(nil); errors.As(err, &d) && !ow.started {
+		// gc dropped the records asked for (cdclog gc --retain-output).
+		writeError(ow.w, http.StatusGone, errorBody{Error: fmt.Sprintf(
+			"/v1/output: record %d is no longer kept: the output log starts at record %d", d.From, d.First)})
 		return
 	}
 	s.log.Error("/v1/output: read the output log", "err", err)

@@ -235,6 +235,8 @@ func TestRefusedRequestsGetTheirStatusAndAJSONError(t *testing.T) {
 		{"wait without limit", "GET", "/v1/output?wait=1s", "", nil, nil, 400, "wait needs limit"},
 		{"wait too long", "GET", "/v1/output?limit=1&wait=1h", "", nil, nil, 400, "from 0 to 5m0s"},
 		{"unknown parameter", "GET", "/v1/output?form=3", "", nil, nil, 400, "unknown parameter form"},
+		{"semicolon separator", "GET", "/v1/output?from=500;limit=2", "", nil, nil, 400, "separate parameters with &"},
+		{"bad escape", "GET", "/v1/output?from=5&lim%ZZ=2", "", nil, nil, 400, "malformed query"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req, _ := http.NewRequest(tc.method, ts.srv.URL+tc.path, bytes.NewReader(tc.body))
@@ -582,5 +584,31 @@ func TestABodyWithoutAFinalLineEndIsWhole(t *testing.T) {
 	body := strings.TrimSuffix(update(`"a"`, 0, 1)+update(`"b"`, 0, 1), "\n")
 	if st := ts.appendLines(body, &res); st != http.StatusOK || res.Accepted != 2 {
 		t.Fatalf("status %d, %+v: want both messages accepted", st, res)
+	}
+}
+
+func TestOutputThatGCDroppedIs410NamingTheFirstRecordKept(t *testing.T) {
+	ts := newTestServer(t, recovery.Options{}, Options{})
+	var b strings.Builder
+	for tm := uint64(0); tm < 3000; tm++ {
+		b.WriteString(update(fmt.Sprintf(`"key-%d"`, tm), tm, 1))
+		b.WriteString(progress(tm, tm+1, tm, 1))
+	}
+	var res appendResult
+	if st := ts.appendLines(b.String(), &res); st != http.StatusOK {
+		t.Fatalf("append: %d %+v", st, res)
+	}
+	gc, err := ts.p.GC(context.Background(), recovery.GCOptions{RetainOutput: recovery.RetainRecords(10)})
+	if err != nil || gc.OutputFrom <= 1 {
+		t.Fatalf("gc: %+v, %v; want output dropped", gc, err)
+	}
+	st, body, _ := ts.do("GET", "/v1/output?from=1&limit=2", "", nil)
+	want := fmt.Sprintf("the output log starts at record %d", gc.OutputFrom)
+	if st != http.StatusGone || !strings.Contains(string(body), want) {
+		t.Fatalf("from 1 after gc: %d %s; want 410 saying %q", st, body, want)
+	}
+	st, body, _ = ts.do("GET", fmt.Sprintf("/v1/output?from=%d&limit=1", gc.OutputFrom), "", nil)
+	if st != http.StatusOK || !strings.HasPrefix(string(body), fmt.Sprintf(`{"seq":%d,`, gc.OutputFrom)) {
+		t.Fatalf("from the first record kept: %d %s", st, body)
 	}
 }
