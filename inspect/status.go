@@ -132,10 +132,17 @@ func (v StatusView) MarshalJSON() ([]byte, error) {
 	return append(append(st[:len(st)-1], ','), pos[1:]...), nil
 }
 
+// StatusSource is what ReadStatus reads: a control.View, or the running
+// *recovery.Processor itself (cdclog serve's /v1/status). The broker
+// positions come from its Cursors method, when it has one.
+type StatusSource interface {
+	Status() (recovery.Status, error)
+}
+
 // ReadStatus reads the status of r and decodes the broker positions among
 // its cursors; when they cannot be decoded they are left out, with a
 // warning on log.
-func ReadStatus(r control.View, log *slog.Logger) (*StatusView, error) {
+func ReadStatus(r StatusSource, log *slog.Logger) (*StatusView, error) {
 	s, err := r.Status()
 	if err != nil {
 		return nil, err
@@ -154,7 +161,7 @@ func ReadStatus(r control.View, log *slog.Logger) (*StatusView, error) {
 // readCursors returns the committed cursors: from the file
 // (recovery.Reader) or from the running process that holds it
 // (control.Client).
-func readCursors(r control.View) (map[string][]byte, error) {
+func readCursors(r StatusSource) (map[string][]byte, error) {
 	switch c := r.(type) {
 	case interface{ Cursors() map[string][]byte }:
 		return c.Cursors(), nil

@@ -56,6 +56,11 @@ type Options struct {
 	ShutdownGrace time.Duration
 	// Logger receives the server's warnings; nil means slog.Default().
 	Logger *slog.Logger
+	// Status, when set, gives the body of /v1/status, encoded as JSON
+	// (cdclog serve passes inspect.ReadStatus, so that the answer is that
+	// of 'cdclog inspect status --json', broker positions included); nil
+	// serves the processor's recovery.Status.
+	Status func() (any, error)
 }
 
 // Server is the HTTP front of a recovery.Processor (see the package

@@ -4,11 +4,17 @@ import (
 	"net/http"
 )
 
-// serveStatus is GET /v1/status: the processor's recovery.Status in the
-// JSON form of 'cdclog inspect status --json' (recovery.Status's
-// MarshalJSON, indented the same way).
+// serveStatus is GET /v1/status: Options.Status's answer, or the
+// processor's recovery.Status in the JSON form of 'cdclog inspect status
+// --json' (recovery.Status's MarshalJSON, indented the same way).
 func (s *Server) serveStatus(w http.ResponseWriter, r *http.Request) {
-	st, err := s.p.Status()
+	var st any
+	var err error
+	if s.o.Status != nil {
+		st, err = s.o.Status()
+	} else {
+		st, err = s.p.Status()
+	}
 	if err != nil {
 		writeError(w, http.StatusServiceUnavailable, errorBody{Error: "read status: " + err.Error()})
 		return

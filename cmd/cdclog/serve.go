@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/cdclog/cdclog/inspect"
 	"github.com/cdclog/cdclog/internal/cliargs"
 	"github.com/cdclog/cdclog/internal/listen"
 	"github.com/cdclog/cdclog/metrics"
@@ -82,6 +83,7 @@ func runServe(c *cli.Context) error {
 	}
 	m.Watch(p)
 	so.Metrics = m.Handler()
+	so.Status = func() (any, error) { return inspect.ReadStatus(p, e.log) }
 	s, err := server.New(p, so)
 	if err != nil {
 		p.Close()
