@@ -113,11 +113,18 @@ func (s *Server) appendBody(w http.ResponseWriter, r *http.Request, n uint64) (i
 	}
 	res, err := pend.Wait(r.Context())
 	if r.Context().Err() != nil && err != nil {
-		// Still in the pipeline: the room is given back once it is done.
-		go func() { <-pend.Done(); release() }()
-	} else {
-		release()
+		// The client went away while the request was in the pipeline:
+		// the room is given back, and what it did counted, once it is
+		// done.
+		go func() {
+			<-pend.Done()
+			release()
+			res, _ := pend.Wait(context.Background())
+			s.countUnanswered(resultOf(n, messages, &res, req.Rejects))
+		}()
+		return 0, errorBody{}
 	}
+	release()
 	if err != nil {
 		return s.submitError(err, n, resultOf(n, messages, &res, req.Rejects))
 	}
@@ -241,6 +248,16 @@ func (s *Server) bodyFormat(r *http.Request) (cdc.Format, error) {
 		}
 	}
 	return 0, fmt.Errorf("Content-Type %s is not a format of cdclog: send JSON Lines (application/x-ndjson) or msgpack (application/msgpack)", mt)
+}
+
+// countUnanswered adds to the stats an append whose client went away
+// before its answer: what it did all the same.
+func (s *Server) countUnanswered(res *appendResult) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stats.Unanswered++
+	s.stats.Messages += uint64(res.Messages)
+	s.stats.Totals.Add(res.res)
 }
 
 // count adds an answered append to the stats.

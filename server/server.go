@@ -88,6 +88,10 @@ type Stats struct {
 	// answered with an error status.
 	Appends uint64
 	Refused uint64
+	// Unanswered counts the appends whose client went away while they
+	// were in the pipeline: what they did all the same is in Messages and
+	// Totals (a request is not withdrawn by its client leaving).
+	Unanswered uint64
 	// Messages counts the messages decoded from appended bodies, and
 	// Totals what became of them.
 	Messages uint64
@@ -213,9 +217,9 @@ func (s *Server) streamContext(r *http.Request) (context.Context, context.Cancel
 func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) { s.o.Metrics.ServeHTTP(w, r) }
 
 // LogAttrs are the log fields of what the appends did: appends, refused,
-// messages, then what became of the messages (recovery.Result.LogAttrs),
+// unanswered, messages, then what became of the messages (recovery.Result.LogAttrs),
 // as cdclog serve logs them when it stops.
 func (s *Stats) LogAttrs() []slog.Attr {
 	return append([]slog.Attr{slog.Uint64("appends", s.Appends), slog.Uint64("refused", s.Refused),
-		slog.Uint64("messages", s.Messages)}, s.Totals.LogAttrs()...)
+		slog.Uint64("unanswered", s.Unanswered), slog.Uint64("messages", s.Messages)}, s.Totals.LogAttrs()...)
 }

@@ -612,3 +612,26 @@ func TestOutputThatGCDroppedIs410NamingTheFirstRecordKept(t *testing.T) {
 		t.Fatalf("from the first record kept: %d %s", st, body)
 	}
 }
+
+func TestAnAppendWhoseClientLeftIsCountedOnceItCommits(t *testing.T) {
+	ts := newTestServer(t, recovery.Options{BatchDelay: 500 * time.Millisecond}, Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	body := update(`"a"`, 0, 1) + progress(0, 1, 0, 1)
+	req, err := http.NewRequestWithContext(ctx, "POST", ts.srv.URL+"/v1/append", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+		t.Fatalf("answered %d before the commit that takes 500ms", resp.StatusCode)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for ts.s.Stats().Unanswered == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	st := ts.s.Stats()
+	if st.Unanswered != 1 || st.Appends != 0 || st.Messages != 2 || st.Totals.Accepted != 2 || st.Totals.Output != 2 {
+		t.Fatalf("stats %+v; want one unanswered append of 2 messages, both accepted, 2 records out", st)
+	}
+}
