@@ -7,7 +7,9 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"os"
 	"strconv"
+	"time"
 
 	"github.com/cdclog/cdclog/cdc"
 	"github.com/cdclog/cdclog/demangle"
@@ -157,7 +159,9 @@ func (s *Server) submitError(err error, n uint64, res *appendResult) (int, error
 // under any policy: the rest of it cannot be framed). Nothing of a
 // refused body is applied.
 func (s *Server) decode(w http.ResponseWriter, r *http.Request, f cdc.Format, n uint64) (recovery.Request, int, errorBody) {
-	body := &limitedBody{r: http.MaxBytesReader(w, r.Body, s.o.MaxBody)}
+	idle := &idleBody{r: r.Body, rc: http.NewResponseController(w), timeout: s.o.BodyTimeout}
+	defer idle.done()
+	body := &limitedBody{r: http.MaxBytesReader(w, idle, s.o.MaxBody)}
 	rd := cdc.NewReader(body, f, "request "+strconv.FormatUint(n, 10))
 	policy := s.p.Policy()
 	req := recovery.Request{LogSource: LogSource}
@@ -177,6 +181,10 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, f cdc.Format, n 
 		switch {
 		case err == io.EOF:
 			return req, 0, errorBody{}
+		case errors.Is(body.err, os.ErrDeadlineExceeded):
+			return req, http.StatusRequestTimeout, errorBody{
+				Error:   fmt.Sprintf("request %d: the body stalled: no byte came for %v; nothing of it is applied", n, s.o.BodyTimeout),
+				Request: n}
 		case errTooLarge(body.err):
 			return req, http.StatusRequestEntityTooLarge, errorBody{
 				Error:   fmt.Sprintf("request %d: the body is over the limit of %d bytes (--max-body)", n, s.o.MaxBody),
@@ -204,6 +212,32 @@ const (
 type limitedBody struct {
 	r   io.Reader
 	err error
+}
+
+// idleBody is a request body each of whose reads must bring bytes within
+// timeout: before each read it moves the connection's read deadline, and
+// done clears it once the body is read, so that the wait for the commit
+// that follows is not cut short.
+type idleBody struct {
+	r       io.ReadCloser
+	rc      *http.ResponseController
+	timeout time.Duration
+	set     bool
+}
+
+func (b *idleBody) Read(p []byte) (int, error) {
+	// Without a deadline to set (a handler behind another server), the
+	// body is read as it comes.
+	b.set = b.rc.SetReadDeadline(time.Now().Add(b.timeout)) == nil
+	return b.r.Read(p)
+}
+
+func (b *idleBody) Close() error { return b.r.Close() }
+
+func (b *idleBody) done() {
+	if b.set {
+		b.rc.SetReadDeadline(time.Time{})
+	}
 }
 
 func (b *limitedBody) Read(p []byte) (int, error) {

@@ -69,6 +69,9 @@
 //     "result" counts them (as cdclog ingest commits what it read before
 //     a violation). Re-sending is harmless: what was committed comes back
 //     as duplicates.
+//   - 408: a body that stalled: no byte of it came for
+//     Options.BodyTimeout (30 s by default); nothing is applied, and the
+//     room it held under MaxInFlight goes to the appends behind it.
 //   - 413: a body over Options.MaxBody (Content-Length is checked before
 //     reading, the body itself as it is read); nothing is applied.
 //   - 415: a Content-Type or Content-Encoding that is not supported.

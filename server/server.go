@@ -26,6 +26,10 @@ const MaxWait = 5 * time.Minute
 // the requests in flight before it closes their connections.
 const DefaultShutdownGrace = 30 * time.Second
 
+// DefaultBodyTimeout is how long an append body may go without bringing
+// a byte before the append is refused with 408 (Options.BodyTimeout).
+const DefaultBodyTimeout = 30 * time.Second
+
 // LogSource is the source name the write-ahead log records for appended
 // messages (see recovery.Request.LogSource): every request is logged
 // under it, with the line and offset within its body.
@@ -51,6 +55,14 @@ type Options struct {
 	Format cdc.Format
 	// Metrics, when set, serves /metrics.
 	Metrics http.Handler
+	// BodyTimeout bounds the wait for each read of an append's body: a
+	// client that stalls mid-body for longer is answered 408 and nothing
+	// of its body is applied, so that it does not hold its share of
+	// MaxInFlight (and the appends behind it) for ever. Zero means
+	// DefaultBodyTimeout. It needs a net/http server (Serve's, or the
+	// caller's own) to set the connection's read deadline; without one
+	// the body is read as it comes.
+	BodyTimeout time.Duration
 	// ShutdownGrace bounds Serve's wait for the requests in flight once
 	// its context ends; zero means DefaultShutdownGrace.
 	ShutdownGrace time.Duration
@@ -112,6 +124,9 @@ func New(p *recovery.Processor, o Options) (*Server, error) {
 		o.MaxInFlight = 8 * o.MaxBody
 	}
 	o.MaxInFlight = max(o.MaxInFlight, o.MaxBody)
+	if o.BodyTimeout <= 0 {
+		o.BodyTimeout = DefaultBodyTimeout
+	}
 	if o.ShutdownGrace <= 0 {
 		o.ShutdownGrace = DefaultShutdownGrace
 	}

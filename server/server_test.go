@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -633,5 +634,39 @@ func TestAnAppendWhoseClientLeftIsCountedOnceItCommits(t *testing.T) {
 	st := ts.s.Stats()
 	if st.Unanswered != 1 || st.Appends != 0 || st.Messages != 2 || st.Totals.Accepted != 2 || st.Totals.Output != 2 {
 		t.Fatalf("stats %+v; want one unanswered append of 2 messages, both accepted, 2 records out", st)
+	}
+}
+
+func TestAStalledBodyIs408AndGivesItsRoomBack(t *testing.T) {
+	body := update(`"a"`, 0, 1) + progress(0, 1, 0, 1)
+	ts := newTestServer(t, recovery.Options{}, Options{MaxBody: 1 << 10, MaxInFlight: 1 << 10, BodyTimeout: 300 * time.Millisecond})
+	// A chunked body, so that it takes the whole of MaxInFlight, which
+	// stops after its first bytes.
+	conn, err := net.Dial("tcp", ts.srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /v1/append HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-ndjson\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{\"upd\r\n")
+	time.Sleep(50 * time.Millisecond) // it holds the room first
+	start := time.Now()
+	var res appendResult
+	if st := ts.appendLines(body, &res); st != http.StatusOK || res.Accepted != 2 {
+		t.Fatalf("the append behind the stalled one: %d %+v", st, res)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("the append behind the stalled one took %v", d)
+	}
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusRequestTimeout || !strings.Contains(string(b), "stalled") {
+		t.Fatalf("the stalled append: %d %s; want 408", resp.StatusCode, b)
+	}
+	if st, err := ts.p.Status(); err != nil || st.AcceptedUpdates != 1 {
+		t.Fatalf("accepted %d updates (%v); want only the second append's", st.AcceptedUpdates, err)
 	}
 }
