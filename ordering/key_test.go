@@ -118,6 +118,11 @@ func TestParseTimestampErrors(t *testing.T) {
 		"2023-11-14 22:13:20Z":   `created_at "2023-11-14 22:13:20Z" is neither epoch seconds nor an RFC 3339 date-time`,
 		"2023-02-30T00:00:00Z":   `created_at "2023-02-30T00:00:00Z" is neither epoch seconds nor an RFC 3339 date-time`,
 		"+1":                     `created_at "+1" is neither epoch seconds nor an RFC 3339 date-time`,
+		// What time.Parse takes but RFC 3339 does not.
+		"2023-11-14T7:13:20Z":       `created_at "2023-11-14T7:13:20Z" is neither epoch seconds nor an RFC 3339 date-time`,
+		"2023-11-14T22:13:20,5Z":    `created_at "2023-11-14T22:13:20,5Z" is neither epoch seconds nor an RFC 3339 date-time`,
+		"2023-11-14T22:13:20+24:00": `created_at "2023-11-14T22:13:20+24:00" is neither epoch seconds nor an RFC 3339 date-time`,
+		"2023-11-14T22:13:20+00:60": `created_at "2023-11-14T22:13:20+00:60" is neither epoch seconds nor an RFC 3339 date-time`,
 	}
 	for in, want := range tests {
 		_, err := ParseTimestamp(in)

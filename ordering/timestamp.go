@@ -77,8 +77,11 @@ func absInt64(v int64) uint64 {
 // Epoch seconds are a decimal number in JSON's number syntax, leading zeros
 // allowed: "1700000000", "1700000000.25", "-1.5", "1.7e9". It is read from
 // its digits, never through a float, so equal instants compare equal however
-// they are written. An RFC 3339 date-time is what time.RFC3339Nano parses
-// ("2023-11-14T22:13:20.25Z", "2023-11-15T00:13:20+02:00").
+// they are written. An RFC 3339 date-time is read by its grammar
+// ("2023-11-14T22:13:20.25Z", "2023-11-15T00:13:20+02:00"): fixed-width
+// fields in range, the day valid for its month, any number of fraction
+// digits after a '.', Z or an offset of at most 23:59; time.Parse, which
+// also takes a one-digit hour or an offset of +24:00, is not used.
 //
 // Precision beyond nanoseconds is truncated toward the past (the floor), as
 // time.Parse does for RFC 3339: instants less than a nanosecond apart compare
@@ -95,12 +98,14 @@ func ParseTimestamp(s string) (Timestamp, error) {
 		}
 		return ts, nil
 	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return Timestamp{}, &KeyError{Field: "created_at", Text: quoted(s),
-			Reason: "is neither epoch seconds nor an RFC 3339 date-time"}
+	// time.Parse is looser than RFC 3339 (a one-digit hour, a comma
+	// before the fraction, an offset of +24:00 or +00:60): only the
+	// grammar of RFC 3339 is read, with fastRFC3339.
+	if ts, ok := fastRFC3339([]byte(s)); ok {
+		return ts, nil
 	}
-	return TimestampOf(t), nil
+	return Timestamp{}, &KeyError{Field: "created_at", Text: quoted(s),
+		Reason: "is neither epoch seconds nor an RFC 3339 date-time"}
 }
 
 // looksNumeric tells an epoch number from a date-time: an RFC 3339 string
