@@ -98,6 +98,22 @@ func TestTimestampString(t *testing.T) {
 	}
 }
 
+func TestAnExponentOutweighsAnyRunOfZeros(t *testing.T) {
+	zeros := strings.Repeat("0", 1<<21)
+	for _, tc := range []struct {
+		in   string
+		want Timestamp
+	}{
+		{"0." + zeros + "1e2097157", Timestamp{sec: 10_000}},
+		{"1" + zeros + "e-2097146", Timestamp{sec: 1_000_000}},
+	} {
+		got, err := ParseTimestamp(tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("ParseTimestamp(%.20s...%s) = %v, %v; want %v", tc.in, tc.in[len(tc.in)-10:], got, err, tc.want)
+		}
+	}
+}
+
 func TestParseTimestampErrors(t *testing.T) {
 	tests := map[string]string{
 		"":                       `created_at "" is empty`,

@@ -137,8 +137,11 @@ type decimal struct {
 }
 
 // maxExp bounds the exponent we track: anything beyond makes the value
-// overflow int64 seconds or fall below a nanosecond.
-const maxExp = 1 << 20
+// overflow int64 seconds or fall below a nanosecond, whatever the digits
+// before it. It must exceed the length of any number read (a line is at
+// most 16 MiB): with 1<<20, "0.<2^20 zeros>1e1048590" was read as 0.1,
+// the zeros outweighing the saturated exponent.
+const maxExp = 1 << 30
 
 // parseDecimal reads JSON's number syntax, allowing leading zeros. It
 // returns a reason on failure.
@@ -195,15 +198,15 @@ func parseExponent(s string) (int, bool) {
 	if digits == "" || rest != "" {
 		return 0, false
 	}
-	exp := 0
+	var exp int64
 	for i := 0; i < len(digits) && exp < maxExp; i++ {
-		exp = exp*10 + int(digits[i]-'0')
+		exp = exp*10 + int64(digits[i]-'0')
 	}
 	exp = min(exp, maxExp)
 	if neg {
 		exp = -exp
 	}
-	return exp, true
+	return int(exp), true
 }
 
 // parseEpoch converts decimal epoch seconds to a Timestamp, flooring to the
