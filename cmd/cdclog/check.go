@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 
 	"github.com/cdclog/cdclog/inspect"
@@ -46,6 +47,11 @@ func runCheck(c *cli.Context) error {
 	prog := newProgress(e, progress.Options{Label: "check " + path})
 	rep, err := recovery.Check(path, o)
 	prog.Finish()
+	if errors.Is(err, recovery.ErrLocked) {
+		// Unlike inspect, check is never answered over the control
+		// socket: it reads the file itself.
+		return withCode(exitFailure, fmt.Errorf("%w; check reads the file itself, so run it once the cdclog that has it open (an ingest, a serve or a gc) has stopped, or raise --lock-timeout; 'cdclog inspect' asks a running ingest or serve", err))
+	}
 	if err != nil {
 		return dbError(err)
 	}

@@ -227,7 +227,7 @@ func TestCheckUsageAndOpenErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	expectFailure(t, exitFailure, nil, []string{"check", "--db", db, "--lock-timeout", "200ms"}, "locked by another process", "gave up after ", "ms)")
+	expectFailure(t, exitFailure, nil, []string{"check", "--db", db, "--lock-timeout", "200ms"}, "locked by another process", "gave up after ", "ms)", "check reads the file itself")
 	_, help, _ := runCLI(t, "", "check", "--help")
 	if !strings.Contains(help, "Examples:") || !strings.Contains(help, "cdclog check --db state.db --json") {
 		t.Fatalf("check --help:\n%s", help)
