@@ -26,8 +26,10 @@ type appendResult struct {
 	Stale       int `json:"stale"`
 	Skipped     int `json:"skipped"`
 	Quarantined int `json:"quarantined"`
-	// Applied counts the messages the receiver processed: all of them,
-	// but under --on-error fail only those before the refused one.
+	// Applied counts the decoded messages the receiver processed: all of
+	// them, but under --on-error fail only those before the refused one.
+	// Messages that could not be decoded (skipped or quarantined before
+	// they reach the receiver) are not among them.
 	Applied int `json:"applied"`
 	// Released counts the output records that the request's messages
 	// released.

@@ -48,7 +48,7 @@
 //	  "stale": 87,            below the frontier: their times are complete
 //	  "skipped": 0,           set aside under --on-error skip
 //	  "quarantined": 0,       stored aside under --on-error quarantine
-//	  "applied": 1000,        processed by the receiver
+//	  "applied": 1000,        decoded and processed by the receiver
 //	  "released": 240,        output records the messages released
 //	  "first_rejection": {"source": "request 17", "line": 3, "offset": 301,
 //	                      "reason": "..."}     (only when one was set aside)
