@@ -23,7 +23,11 @@
 // at its end the source waits for more, and it notices a file that was
 // replaced at its path (rotated: read to its end, then the new file from
 // its start) or cut short (copied and truncated: read again from its
-// start). A file rotated while no process was following it has its unread
+// start; also when written again past what was read before the source
+// looked, which the last bytes read, no longer where they were, tell).
+// The path is polled (FileOptions.Poll): a file that was at the path for
+// less than a poll, between two rotations, may never be opened, as with
+// tail -F. A file rotated while no process was following it has its unread
 // tail left unread: the cursor then finds another file at the path.
 //
 // # Streams

@@ -49,6 +49,9 @@ type File struct {
 	dec  *cdc.Reader
 	cur  fileCursor // the head fingerprint; Offset and Line are set per batch
 	read int64      // bytes read from f (follow: to see it cut short)
+	// rewritten is set when a followed file's last bytes read changed
+	// (see followReader): reopen reads it again from its start.
+	rewritten bool
 
 	ended error // what ended the input, returned from then on
 }

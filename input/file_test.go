@@ -233,6 +233,27 @@ func TestAFollowedFileCutShortIsReadAgainFromItsStart(t *testing.T) {
 	}
 }
 
+// A file cut and written again past what was read, between two polls, is
+// not shorter than what was read; its last bytes read have changed, and
+// it is read again from its start too (not from the middle of the new
+// content).
+func TestAFollowedFileRewrittenPastWhatWasReadIsReadAgainFromItsStart(t *testing.T) {
+	path := writeFile(t, t.TempDir(), "in.jsonl", updates(0, 20))
+	f := followed(t, path, nil)
+	collect(t, f, 20, 10*time.Second)
+	if err := os.WriteFile(path, []byte(updates(30, 60)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := collect(t, f, 30, 10*time.Second); !slices.Equal(got, seq(30, 60)) {
+		t.Fatal(got)
+	}
+	// Reading on from there, the new content's end is not a rewrite.
+	appendFile(t, path, updates(60, 62))
+	if got, _ := collect(t, f, 2, 10*time.Second); !slices.Equal(got, seq(60, 62)) {
+		t.Fatal(got)
+	}
+}
+
 func TestAFollowedFileStopsWhenItsContextEnds(t *testing.T) {
 	path := writeFile(t, t.TempDir(), "in.jsonl", "")
 	f := followed(t, path, nil)
