@@ -104,7 +104,8 @@ def parse(line):
         return ('u', u['data'], int(u['time']), int(u['diff']))
     p = m['progress']
     if 'time' in p:
-        return ('p', int(p['time']), int(p['time']) + 1, {int(p['time']): int(p['count'])} if int(p['count']) else {})
+        t = int(p['time'])  # the seed's shape: [t, t+1), to the end for the last time
+        return ('p', t, t + 1 if t < 2**64 - 1 else None, {t: int(p['count'])} if int(p['count']) else {})
     lo = p['lower']; hi = p.get('upper')
     if isinstance(lo, list): lo = lo[0] if lo else 0
     if isinstance(hi, list): hi = hi[0] if hi else None
@@ -142,6 +143,11 @@ def gen(rng):
     for _ in range(ntimes):
         t += rng.choice([1, 1, 1, 2, 5, 1000, 10**12])
         times.append(t)
+    if rng.random() < 0.2:
+        # The end of the time range: the last time is 2**64-1 or the one
+        # before, the rest at their distances below it.
+        off = (2**64 - 1 - rng.randrange(2)) - times[-1]
+        times = [t + off for t in times]
     start = 0
     updates = {}
     for t in times:
@@ -155,8 +161,15 @@ def gen(rng):
     last = times[-1] + 1
     openend = rng.random() < 0.6
     hi_end = None if openend else last + rng.randrange(0, 3)
+    if hi_end is not None and hi_end > 2**64 - 1:
+        hi_end = None  # past the last time: the end of the stream
     # progress statements: random partition of [start, hi_end)
-    cuts = sorted(set(rng.sample(range(start + 1, last + 1), min(rng.randrange(0, 6), last - start))) | {start})
+    k = min(rng.randrange(0, 6), last - start)
+    if last - start < 2**62:
+        picked = rng.sample(range(start + 1, last + 1), k)
+    else:  # too wide for sample: k draws, maybe fewer distinct
+        picked = [rng.randrange(start + 1, last + 1) for _ in range(k)]
+    cuts = sorted(set(picked) | {start})
     bounds = cuts + [hi_end]
     stmts = []
     for i in range(len(cuts)):
@@ -189,6 +202,10 @@ def gen(rng):
         if not cs and rng.random() < 0.3: del p['counts']
         return json.dumps({'progress': p}, ensure_ascii=rng.random() < 0.5)
     for lo, hi in stmts:
+        if lo > 2**64 - 1:
+            continue  # past the last time: covers nothing
+        if hi is not None and hi > 2**64 - 1:
+            hi = None  # to the end of the range
         if hi is not None and hi <= lo:
             continue
         msgs.append(pmsg(lo, hi))

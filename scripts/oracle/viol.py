@@ -6,7 +6,7 @@ if 'update' in m:
     u = m['update']
     if kind == 0: u['diff'] = u['diff'] + 1 if u['diff'] not in (-1, 2**63-1) else 5   # conflicting diff
     elif kind == 1: u['data'] = ['extra', rng.randrange(1000)]                      # one update too many
-    else: u['time'] = u['time'] + rng.choice([1, 3, 100])                           # at a (maybe) zero-count time
+    else: u['time'] = min(u['time'] + rng.choice([1, 3, 100]), 2**64 - 1)                         # at a (maybe) zero-count time
 else:
     p = m['progress']
     if 'counts' in p and p['counts']:
