@@ -190,3 +190,32 @@ func TestVersionReportsTheBuild(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchFlagsSayWhatTheyMean: the library reads a zero batch option
+// as its default, the command line as what it says: --batch-messages
+// below 1 and a negative --batch-delay are usage errors (on ingest and
+// serve), and --batch-delay 0 commits without waiting.
+func TestBatchFlagsSayWhatTheyMean(t *testing.T) {
+	dir := t.TempDir()
+	for _, cmd := range [][]string{{"ingest"}, {"serve", "--listen", "127.0.0.1:0"}} {
+		db := filepath.Join(dir, cmd[0]+".db")
+		for _, c := range []struct{ flag, value, want string }{
+			{"--batch-messages", "0", "--batch-messages 0: a transaction holds at least 1 message"},
+			{"--batch-messages", "-3", "--batch-messages -3"},
+			{"--batch-delay", "-1s", "--batch-delay -1s: the wait cannot be negative"},
+		} {
+			args := append(append([]string{}, cmd...), "--db", db, c.flag, c.value)
+			expectFailure(t, exitUsage, strings.NewReader(""), args, c.want)
+		}
+		if dbExists(db) {
+			t.Errorf("%s: a usage error created the database", cmd[0])
+		}
+	}
+	in := filepath.Join(dir, "in.jsonl")
+	writeTestStream(t, in, cdc.JSONL, streamSpec{Seed: 3, Times: 200})
+	out := filepath.Join(dir, "out.jsonl")
+	mustRunBin(t, nil, "--quiet", "ingest", "--db", filepath.Join(dir, "zero.db"), "--out", out, "--batch-delay", "0", in)
+	if got, want := readFile(t, out), inMemoryClean(t, in, cdc.JSONL); !bytes.Equal(got, want) {
+		t.Fatalf("--batch-delay 0: %s", firstDifference(got, want))
+	}
+}

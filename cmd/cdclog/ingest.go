@@ -21,7 +21,7 @@ func ingestCommand() *cli.Command {
 			&cli.Uint64Flag{Name: "start", Usage: "initial frontier `T` of a new database: times below it count as complete (an existing database refuses another)"},
 			onErrorFlag(),
 			batchMessagesFlag(),
-			&cli.DurationFlag{Name: "batch-delay", Value: recovery.DefaultBatchDelay, Usage: "group commit: wait at most `D` for more messages"},
+			&cli.DurationFlag{Name: "batch-delay", Value: recovery.DefaultBatchDelay, Usage: "group commit: wait at most `D` for more messages (0: commit what was read at once)"},
 			lockTimeoutFlag(),
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"F"}, Usage: "keep reading the one FILE as it grows and across rotation, until a signal"},
 			&cli.DurationFlag{Name: "progress-interval", Value: 10 * time.Second, Usage: "when stderr is not a terminal, log progress every `D` (0: never)"},
@@ -101,8 +101,20 @@ func processorOptions(c *cli.Context, e *env) (recovery.Options, error) {
 	if err != nil {
 		return recovery.Options{}, err
 	}
+	// The library reads a zero as its default; on the command line 0 is
+	// what it says.
+	if n := c.Int("batch-messages"); n < 1 {
+		return recovery.Options{}, usageError("--batch-messages %d: a transaction holds at least 1 message", n)
+	}
+	delay := c.Duration("batch-delay")
+	switch {
+	case delay < 0:
+		return recovery.Options{}, usageError("--batch-delay %v: the wait cannot be negative (0: commit without waiting for more)", delay)
+	case delay == 0:
+		delay = time.Nanosecond
+	}
 	return recovery.Options{
-		BatchMessages: c.Int("batch-messages"), BatchDelay: c.Duration("batch-delay"),
+		BatchMessages: c.Int("batch-messages"), BatchDelay: delay,
 		Start: c.Uint64("start"), StartSet: c.IsSet("start"), OnError: policy, Logger: e.log, LockTimeout: wait,
 	}, nil
 }

@@ -31,7 +31,7 @@ func serveCommand() *cli.Command {
 			&cli.StringFlag{Name: "max-inflight", Usage: "hold at most `SIZE` of append bodies at once; more appends wait their turn (default: 8 × --max-body)"},
 			&cli.Uint64Flag{Name: "start", Usage: "initial frontier `T` of a new database: times below it count as complete"},
 			batchMessagesFlag(),
-			&cli.DurationFlag{Name: "batch-delay", Value: serveBatchDelay, Usage: "group commit: wait at most `D` for more appends once one came (longer than ingest's 2ms: concurrent producers then share commits, and fsyncs)"},
+			&cli.DurationFlag{Name: "batch-delay", Value: serveBatchDelay, Usage: "group commit: wait at most `D` for more appends once one came (longer than ingest's 2ms: concurrent producers then share commits, and fsyncs; 0: no wait)"},
 			lockTimeoutFlag(),
 		},
 		Action: runServe,
