@@ -6,39 +6,18 @@ import (
 	"testing"
 
 	"github.com/cdclog/cdclog/cdc"
+	"github.com/cdclog/cdclog/internal/streamgen"
 	"pgregory.net/rapid"
 )
 
-// shift moves every time in msgs up by off, for a stream over [0, n)
-// moved to the end of the time range. An upper that would pass the last
-// time, math.MaxUint64, becomes unbounded (it is the end of the range);
-// a statement that would start past it covers nothing and is dropped.
+// shift moves every time in msgs up by off (streamgen.Shift), dropping
+// the statements that would start past the last time.
 func shift(msgs []cdc.Message, off uint64) []cdc.Message {
 	var out []cdc.Message
 	for _, m := range msgs {
-		switch m.Kind {
-		case cdc.KindUpdate:
-			m.Update.Time += off
-		case cdc.KindProgress:
-			p := m.Progress
-			if p.Lower > math.MaxUint64-off {
-				continue
-			}
-			p.Lower += off
-			if !p.Unbounded {
-				if p.Upper-1 >= math.MaxUint64-off {
-					p.Unbounded, p.Upper = true, 0
-				} else {
-					p.Upper += off
-				}
-			}
-			p.Counts = slices.Clone(p.Counts)
-			for j := range p.Counts {
-				p.Counts[j].Time += off
-			}
-			m.Progress = p
+		if streamgen.Shift(&m, off) {
+			out = append(out, m)
 		}
-		out = append(out, m)
 	}
 	return out
 }
@@ -64,7 +43,7 @@ func TestTheLastTimesOfTheRangeBehaveLikeAnyOther(t *testing.T) {
 		// n-1 becomes the last time, or the one before it.
 		off := math.MaxUint64 - n + rapid.Uint64Range(0, 1).Draw(t, "end")
 		plain, _ := runAll(t, msgs)
-		pf, pdone := frontierOf(plain, 0)
+		_, pf, pdone := checkClean(t, plain)
 
 		// Either start at off, or at 0 with a statement over [0, off)
 		// arriving anywhere in the stream: then the frontier jumps, and
@@ -91,12 +70,13 @@ func TestTheLastTimesOfTheRangeBehaveLikeAnyOther(t *testing.T) {
 				t.Fatalf("push %d %v: %v", i, moved[i], err)
 			}
 		}
+		// The clean stream's invariants, from frontier 0: a statement
+		// over [0, start) comes first when it starts above.
+		checked := got
 		if start > 0 {
-			checkClean(t, append([]cdc.Message{cdc.NewProgress(0, start)}, got...))
-		} else {
-			checkClean(t, got)
+			checked = append([]cdc.Message{cdc.NewProgress(0, start)}, got...)
 		}
-		gf, gdone := frontierOf(got, start)
+		_, gf, gdone := checkClean(t, checked)
 		// The moved stream is done when the original reached the time
 		// that became one past the last.
 		wantDone := pdone || (pf > math.MaxUint64-off)
@@ -114,20 +94,4 @@ func TestTheLastTimesOfTheRangeBehaveLikeAnyOther(t *testing.T) {
 			t.Fatalf("moved by %d:\n got %v\nwant %v", off, g, want)
 		}
 	})
-}
-
-// frontierOf returns the frontier that a clean stream's progress
-// statements reach from start, and whether it is the end.
-func frontierOf(out []cdc.Message, start uint64) (uint64, bool) {
-	f := start
-	for _, m := range out {
-		if m.Kind != cdc.KindProgress {
-			continue
-		}
-		if m.Progress.Unbounded {
-			return f, true
-		}
-		f = m.Progress.Upper
-	}
-	return f, false
 }

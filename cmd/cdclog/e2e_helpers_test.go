@@ -227,3 +227,14 @@ func abs(t testing.TB, path string) string {
 	}
 	return a
 }
+
+// updateLines returns the update lines of a JSON Lines stream, in order.
+func updateLines(b []byte) []string {
+	var u []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, `{"update"`) {
+			u = append(u, l)
+		}
+	}
+	return u
+}

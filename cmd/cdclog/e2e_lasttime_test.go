@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/cdclog/cdclog/cdc"
+	"github.com/cdclog/cdclog/internal/streamgen"
 )
 
 // TestIngestReleasesTheLastTimesOfTheRangeWithItsPendingStateOnDisk
@@ -72,10 +73,9 @@ func TestIngestReleasesTheLastTimesOfTheRangeWithItsPendingStateOnDisk(t *testin
 	}
 }
 
-// shiftStream moves every time in the JSON Lines stream b up by off. An
-// upper that would pass the last time becomes unbounded (the end of the
-// range); a statement that would start past it covers nothing and is
-// dropped.
+// shiftStream moves every time in the JSON Lines stream b up by off
+// (streamgen.Shift), dropping the statements that would start past the
+// last time.
 func shiftStream(t *testing.T, b []byte, off uint64) []byte {
 	t.Helper()
 	r := cdc.NewReader(bytes.NewReader(b), cdc.JSONL, "stream")
@@ -89,37 +89,11 @@ func shiftStream(t *testing.T, b []byte, off uint64) []byte {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if m.Kind == cdc.KindUpdate {
-			m.Update.Time += off
-		} else {
-			p := &m.Progress
-			if p.Lower > math.MaxUint64-off {
-				continue
-			}
-			p.Lower += off
-			if !p.Unbounded && p.Upper-1 >= math.MaxUint64-off {
-				p.Unbounded, p.Upper = true, 0
-			} else if !p.Unbounded {
-				p.Upper += off
-			}
-			p.Counts = slices.Clone(p.Counts)
-			for i := range p.Counts {
-				p.Counts[i].Time += off
-			}
+		if !streamgen.Shift(&m, off) {
+			continue
 		}
 		if out, err = cdc.AppendMessage(out, cdc.JSONL, &m); err != nil {
 			t.Fatal(err)
 		}
 	}
-}
-
-// updateLines returns the update lines of a JSON Lines stream, in order.
-func updateLines(b []byte) []string {
-	var u []string
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, `{"update"`) {
-			u = append(u, l)
-		}
-	}
-	return u
 }
