@@ -20,6 +20,7 @@ type followReader struct {
 	s      *File
 	paused bool
 	tail   []byte // the last bytes read, up to followTail
+	again  [followTail]byte
 }
 
 // followTail is how many of the last bytes read a followed file keeps to
@@ -72,7 +73,7 @@ func (r *followReader) rewritten() bool {
 	if len(r.tail) == 0 {
 		return false
 	}
-	buf := make([]byte, len(r.tail))
+	buf := r.again[:len(r.tail)] // read at every poll: not allocated
 	n, err := r.s.f.ReadAt(buf, r.s.read-int64(len(buf)))
 	if n < len(buf) || err != nil && err != io.EOF {
 		return false

@@ -124,7 +124,7 @@ func (s *Server) appendBody(w http.ResponseWriter, r *http.Request, n uint64) (i
 			<-pend.Done()
 			release()
 			res, _ := pend.Wait(context.Background())
-			s.countUnanswered(resultOf(n, messages, &res, req.Rejects))
+			s.count(0, errorBody{Result: resultOf(n, messages, &res, req.Rejects)})
 		}()
 		return 0, errorBody{}
 	}
@@ -286,24 +286,19 @@ func (s *Server) bodyFormat(r *http.Request) (cdc.Format, error) {
 	return 0, fmt.Errorf("Content-Type %s is not a format of cdclog: send JSON Lines (application/x-ndjson) or msgpack (application/msgpack)", mt)
 }
 
-// countUnanswered adds to the stats an append whose client went away
-// before its answer: what it did all the same.
-func (s *Server) countUnanswered(res *appendResult) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.stats.Unanswered++
-	s.stats.Messages += uint64(res.Messages)
-	s.stats.Totals.Add(res.res)
-}
-
-// count adds an answered append to the stats.
+// count adds an append to the stats: answered with status, or with
+// status 0 unanswered (its client went away), when body has its result
+// all the same.
 func (s *Server) count(status int, body errorBody) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if status == http.StatusOK {
+	switch {
+	case status == http.StatusOK:
 		s.stats.Appends++
-	} else if status != 0 {
+	case status != 0:
 		s.stats.Refused++
+	case body.Result != nil:
+		s.stats.Unanswered++
 	}
 	if res := body.Result; res != nil {
 		s.stats.Messages += uint64(res.Messages)

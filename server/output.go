@@ -105,12 +105,6 @@ func (s *Server) serveOutput(w http.ResponseWriter, r *http.Request) {
 			ow.finish(s, err)
 			return
 		}
-		if n == 0 && rec.Seq != q.from {
-			// The records before rec are no longer kept.
-			writeError(w, http.StatusGone, errorBody{Error: fmt.Sprintf(
-				"/v1/output: record %d is no longer kept: the output log starts at record %d", q.from, rec.Seq)})
-			return
-		}
 		n++
 		caughtUp, err := ow.record(s.p, &rec)
 		if err != nil {
@@ -180,7 +174,8 @@ func (ow *outputWriter) finish(s *Server, err error) {
 		return
 	}
 	if d := (*recovery.OutputDroppedError)(nil); errors.As(err, &d) && !ow.started {
-		// gc dropped the records asked for (cdclog gc --retain-output).
+		// gc dropped the records asked for (cdclog gc --retain-output):
+		// Output says so before it yields any record.
 		writeError(ow.w, http.StatusGone, errorBody{Error: fmt.Sprintf(
 			"/v1/output: record %d is no longer kept: the output log starts at record %d", d.From, d.First)})
 		return

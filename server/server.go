@@ -124,6 +124,9 @@ func New(p *recovery.Processor, o Options) (*Server, error) {
 		o.MaxInFlight = 8 * o.MaxBody
 	}
 	o.MaxInFlight = max(o.MaxInFlight, o.MaxBody)
+	if o.Status == nil {
+		o.Status = func() (any, error) { return p.Status() }
+	}
 	if o.BodyTimeout <= 0 {
 		o.BodyTimeout = DefaultBodyTimeout
 	}

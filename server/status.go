@@ -4,17 +4,11 @@ import (
 	"net/http"
 )
 
-// serveStatus is GET /v1/status: Options.Status's answer, or the
+// serveStatus is GET /v1/status: Options.Status's answer, by default the
 // processor's recovery.Status in the JSON form of 'cdclog inspect status
 // --json' (recovery.Status's MarshalJSON, indented the same way).
 func (s *Server) serveStatus(w http.ResponseWriter, r *http.Request) {
-	var st any
-	var err error
-	if s.o.Status != nil {
-		st, err = s.o.Status()
-	} else {
-		st, err = s.p.Status()
-	}
+	st, err := s.o.Status()
 	if err != nil {
 		writeError(w, http.StatusServiceUnavailable, errorBody{Error: "read status: " + err.Error()})
 		return

@@ -103,8 +103,9 @@ func processorOptions(c *cli.Context, e *env) (recovery.Options, error) {
 	}
 	// The library reads a zero as its default; on the command line 0 is
 	// what it says.
-	if n := c.Int("batch-messages"); n < 1 {
-		return recovery.Options{}, usageError("--batch-messages %d: a transaction holds at least 1 message", n)
+	batch := c.Int("batch-messages")
+	if batch < 1 {
+		return recovery.Options{}, usageError("--batch-messages %d: a transaction holds at least 1 message", batch)
 	}
 	delay := c.Duration("batch-delay")
 	switch {
@@ -114,7 +115,7 @@ func processorOptions(c *cli.Context, e *env) (recovery.Options, error) {
 		delay = time.Nanosecond
 	}
 	return recovery.Options{
-		BatchMessages: c.Int("batch-messages"), BatchDelay: delay,
+		BatchMessages: batch, BatchDelay: delay,
 		Start: c.Uint64("start"), StartSet: c.IsSet("start"), OnError: policy, Logger: e.log, LockTimeout: wait,
 	}, nil
 }
