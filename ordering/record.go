@@ -89,6 +89,9 @@ func recordKeySlow(record []byte) (Key, error) {
 
 // syntaxReason says why data is not valid JSON, with the column.
 func syntaxReason(data []byte) string {
+	if bytes.HasPrefix(data, []byte("\xef\xbb\xbf")) {
+		return "starts with a byte order mark (EF BB BF), which is allowed only at the start of a file"
+	}
 	err := json.Unmarshal(data, new(json.RawMessage))
 	var se *json.SyntaxError
 	if errors.As(err, &se) {

@@ -75,6 +75,7 @@ func TestRecordKeyErrors(t *testing.T) {
 		{`{"meta":x}`, `record is not valid JSON: invalid character 'x' looking for beginning of value (column 9)`},
 		{`{"a":1} {"b":2}`, `record is not valid JSON: invalid character '{' after top-level value (column 9)`},
 		{``, `record is not valid JSON: unexpected end of JSON input (column 0)`},
+		{"\xef\xbb\xbf{\"meta\":{}}", `record starts with a byte order mark (EF BB BF), which is allowed only at the start of a file`},
 	}
 	for _, tt := range tests {
 		_, err := RecordKey([]byte(tt.record))
