@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/cdclog/cdclog/cdc"
 )
@@ -80,5 +81,55 @@ func TestAStreamGetsTheRecordsCommittedWhileItIsAttached(t *testing.T) {
 		if !bytes.Equal(live.Bytes(), want) {
 			t.Fatalf("run %d: the stream got %d bytes, want %d", i, live.Len(), len(want))
 		}
+	}
+}
+
+// An Output reader waiting for more records when the processor stops (here
+// on a broken stream; a storage failure stops it alike) gets the error
+// that stopped it instead of waiting for a commit that never comes, and so
+// does an Output call made after the stop, once it has read what was
+// committed.
+func TestOutputReadersEndWhenTheProcessorStops(t *testing.T) {
+	p := openTest(t, dbPath(t), Options{Live: &brokenPipe{writes: 2}})
+	defer p.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ended := make(chan error, 1)
+	go func() {
+		for _, err := range p.Output(ctx, 1) {
+			if err != nil {
+				ended <- err
+				return
+			}
+		}
+		ended <- nil
+	}()
+	msgs := cleanStream(7, 0, 50)
+	var err error
+	for i := 0; i < len(msgs) && err == nil; i++ {
+		_, err = p.Append(ctx, msgs[i:i+1], nil)
+	}
+	if !errors.Is(err, ErrLiveOutput) {
+		t.Fatalf("Append: %v, want ErrLiveOutput", err)
+	}
+	select {
+	case err := <-ended:
+		if !errors.Is(err, ErrLiveOutput) {
+			t.Fatalf("the waiting reader ended with %v, want ErrLiveOutput", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("an Output reader still waits for records 5 s after the processor stopped")
+	}
+	n := 0
+	var last error
+	for _, err := range p.Output(ctx, 1) {
+		if err != nil {
+			last = err
+			break
+		}
+		n++
+	}
+	if !errors.Is(last, ErrLiveOutput) || uint64(n) != p.OutputEnd()-1 {
+		t.Fatalf("an Output after the stop read %d records then %v, want the %d committed then ErrLiveOutput", n, last, p.OutputEnd()-1)
 	}
 }

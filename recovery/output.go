@@ -46,7 +46,8 @@ func (p *Processor) OutputStart() uint64 {
 
 // Output yields the committed output records from sequence number from on
 // (the first record is 1), then blocks for new ones until ctx ends or the
-// processor closes; it then yields that error once and stops. When gc's
+// processor closes or stops after a failure (then with the error Err
+// returns); it then yields that error once and stops. When gc's
 // retention has dropped record from (from < OutputStart()), or drops the
 // records it is about to read, it yields an *OutputDroppedError
 // (ErrOutputDropped), which says where the log now starts.
@@ -54,7 +55,7 @@ func (p *Processor) Output(ctx context.Context, from uint64) iter.Seq2[Record, e
 	return func(yield func(Record, error) bool) {
 		next := max(from, 1)
 		for {
-			wake, end := p.waitChannel()
+			wake, end, failed := p.waitChannel()
 			if next < end {
 				recs, err := p.readRecords(next, readBatch)
 				if err != nil {
@@ -76,6 +77,11 @@ func (p *Processor) Output(ctx context.Context, from uint64) iter.Seq2[Record, e
 				yield(Record{}, ErrClosed)
 				return
 			}
+			if failed != nil {
+				// The processor stopped: no record will follow.
+				yield(Record{}, failed)
+				return
+			}
 			select {
 			case <-wake:
 			case <-ctx.Done():
@@ -87,12 +93,13 @@ func (p *Processor) Output(ctx context.Context, from uint64) iter.Seq2[Record, e
 }
 
 // waitChannel returns the channel closed at the next commit (nil once
-// closed) and the output end as of now.
-func (p *Processor) waitChannel() (<-chan struct{}, uint64) {
+// closed), the output end as of now, and the error that stopped the
+// processor, if one did (after which no commit comes).
+func (p *Processor) waitChannel() (<-chan struct{}, uint64, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.notify == nil {
-		return nil, p.committed.NextOutput
+		return nil, p.committed.NextOutput, p.failed
 	}
-	return p.notify, p.committed.NextOutput
+	return p.notify, p.committed.NextOutput, p.failed
 }

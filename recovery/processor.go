@@ -336,6 +336,12 @@ func (p *Processor) fail(err error) {
 		p.log.Error("processor stopped: storage failure; reopen the database to recover", "err", err)
 	}
 	failed := p.failed
+	if p.notify != nil {
+		// Wake the Output readers waiting for a commit that will not
+		// come: they yield the failure (see waitChannel).
+		close(p.notify)
+		p.notify = make(chan struct{})
+	}
 	p.mu.Unlock()
 	p.sinkw.stop(failed)
 }
