@@ -208,7 +208,9 @@ func start(db *store.DB, o Options) (*Processor, error) {
 }
 
 // Submit queues a request and returns at once; requests are applied in the
-// order of Submit calls. Use Pending.Wait for the result.
+// order of Submit calls. Use Pending.Wait for the result. When ctx has
+// ended before the request is queued, it is not queued: Submit returns
+// ctx's error and nothing of the request is applied.
 //
 // Every update's data is first brought to its canonical encoding (keys
 // sorted, no white space, minimal escapes: see cdc.AppendCanonical), as the
@@ -244,6 +246,11 @@ func (p *Processor) send(ctx context.Context, r Request) (*Pending, error) {
 
 // sendPending is send with the request's Pending made by the caller.
 func (p *Processor) sendPending(ctx context.Context, r Request, w *Pending) (*Pending, error) {
+	// A context that has ended already queues nothing: the select below
+	// would pick at random between the queue and ctx.Done.
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	req := &request{Request: r, pending: w}
 	select {
 	case p.requests <- req:
@@ -259,6 +266,11 @@ func (p *Processor) sendPending(ctx context.Context, r Request, w *Pending) (*Pe
 // messages before it are committed and the error (a
 // *demangle.ViolationError, or one wrapping demangle.ErrInvalid) is
 // returned with Result.Applied set to its index.
+//
+// A ctx that has ended before the call applies nothing. One that ends
+// while the call waits for the commit does not withdraw the messages,
+// which may still be committed: the call returns ctx's error either way,
+// and sending the messages again is harmless.
 func (p *Processor) Append(ctx context.Context, msgs []cdc.Message, pos []cdc.Pos) (Result, error) {
 	w, err := p.Submit(ctx, Request{Msgs: msgs, Pos: pos})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -248,5 +249,32 @@ func firstUpdateAt(t uint64) func(cdc.Message) bool {
 			return true
 		}
 		return false
+	}
+}
+
+// An Append or Submit whose context has ended already applies nothing; the
+// select that queues a request used to pick the queue about half the time.
+func TestAnEndedContextAppendsNothing(t *testing.T) {
+	p := openTest(t, dbPath(t), Options{})
+	defer p.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var msgs []cdc.Message
+	for i := range 100 {
+		m := cdc.NewUpdate([]byte(strconv.Itoa(i)), 0, 1)
+		msgs = append(msgs, m)
+		if _, err := p.Append(ctx, []cdc.Message{m}, nil); !errors.Is(err, context.Canceled) {
+			t.Fatalf("Append %d with an ended context: %v", i, err)
+		}
+		if w, err := p.Submit(ctx, Request{Msgs: []cdc.Message{m}}); w != nil || !errors.Is(err, context.Canceled) {
+			t.Fatalf("Submit %d with an ended context: %v, %v", i, w, err)
+		}
+	}
+	res, err := p.Append(context.Background(), msgs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Accepted != len(msgs) {
+		t.Fatalf("%d of the %d messages appended with an ended context were committed", res.Duplicates, len(msgs))
 	}
 }
