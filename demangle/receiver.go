@@ -137,6 +137,13 @@ func (r *Receiver) Frontier() (t uint64, done bool) {
 //
 // Violations found in messages taken back from the store during the push
 // are not returned: see Deferred.
+//
+// An update's Data must be its canonical JSON encoding (cdc.AppendCanonical;
+// the cdc decoders produce it): the receiver compares data by its bytes and
+// neither checks nor rewrites them, so {"b":2,"a":1} and {"a":1,"b":2}
+// pushed as they are would be two data, and bytes that are not JSON would
+// be released as they are. recovery.Processor brings data to that form
+// before it pushes.
 func (r *Receiver) Push(out []cdc.Message, m *cdc.Message, at cdc.Pos) ([]cdc.Message, Outcome, error) {
 	if err := m.Validate(); err != nil {
 		return out, 0, fmt.Errorf("%s: %w: %v", at, ErrInvalid, err)

@@ -177,14 +177,15 @@ func fastEpoch(text []byte) (Timestamp, bool) {
 	return Timestamp{sec: sec, nsec: nsec}, true
 }
 
-// fastRFC3339 reads "2006-01-02T15:04:05[.fraction](Z|±07:00)" exactly as
-// time.Parse(time.RFC3339Nano, ...) reads it first (its parseRFC3339 fast
-// path: fixed-width fields in range, the day valid for its month, any
-// number of fraction digits of which nine count, Z or an offset below 24
-// hours). Anything else is left to time.Parse on the slow path.
+// fastRFC3339 reads "2006-01-02T15:04:05[.fraction](Z|±07:00)" by RFC
+// 3339's grammar: fixed-width fields in range, the day valid for its
+// month, any number of fraction digits of which nine count, Z or an offset
+// below 24 hours, and T and Z in either case (ABNF strings are
+// case-insensitive; RFC 3339 section 5.6 says so of these two). Anything
+// else is not a date-time.
 func fastRFC3339(s []byte) (Timestamp, bool) {
 	if len(s) < len("2006-01-02T15:04:05Z") ||
-		s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' {
+		s[4] != '-' || s[7] != '-' || s[10] != 'T' && s[10] != 't' || s[13] != ':' || s[16] != ':' {
 		return Timestamp{}, false
 	}
 	year, ok1 := fixedUint(s[0:4], 0, 9999)
@@ -211,7 +212,7 @@ func fastRFC3339(s []byte) (Timestamp, bool) {
 		s = s[n:]
 	}
 	var offset int64
-	if len(s) != 1 || s[0] != 'Z' {
+	if len(s) != 1 || s[0] != 'Z' && s[0] != 'z' {
 		if len(s) != len("-07:00") || s[0] != '+' && s[0] != '-' || s[3] != ':' {
 			return Timestamp{}, false
 		}

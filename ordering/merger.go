@@ -99,7 +99,11 @@ func (m *Merger[S, T]) Push(id S, key Key, rec T) (inOrder bool, err error) {
 
 // Close marks shard id as finished: it will get no more records, and Next
 // no longer waits for it. Its held records are kept and released in order.
-// Closing a closed shard does nothing; an unknown one is ErrUnknownShard.
+// Closing a closed shard that still holds records does nothing. A closed
+// shard is forgotten once it holds no record (at Close when it is empty,
+// else when Next releases its last one), so that its id may be added
+// again: closing it, or pushing to it, is then ErrUnknownShard, as for an
+// id never added.
 func (m *Merger[S, T]) Close(id S) error {
 	s, ok := m.shards[id]
 	if !ok {

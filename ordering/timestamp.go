@@ -80,8 +80,9 @@ func absInt64(v int64) uint64 {
 // they are written. An RFC 3339 date-time is read by its grammar
 // ("2023-11-14T22:13:20.25Z", "2023-11-15T00:13:20+02:00"): fixed-width
 // fields in range, the day valid for its month, any number of fraction
-// digits after a '.', Z or an offset of at most 23:59; time.Parse, which
-// also takes a one-digit hour or an offset of +24:00, is not used.
+// digits after a '.', Z or an offset of at most 23:59, T and Z in either
+// case; time.Parse, which also takes a one-digit hour or an offset of
+// +24:00 and refuses a lower-case t or z, is not used.
 //
 // Precision beyond nanoseconds is truncated toward the past (the floor), as
 // time.Parse does for RFC 3339: instants less than a nanosecond apart compare
