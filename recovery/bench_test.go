@@ -107,7 +107,7 @@ func BenchmarkCanonicalData(b *testing.B) {
 	}
 	b.ResetTimer()
 	for range b.N {
-		if _, err := canonicalData(msgs); err != nil {
+		if _, err := canonicalData(msgs, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

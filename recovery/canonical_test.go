@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/cdclog/cdclog/cdc"
@@ -72,6 +73,16 @@ func TestAppendRefusesInvalidDataBeforeApplyingAnything(t *testing.T) {
 				if !errors.Is(err, ErrInvalidData) || !errors.Is(err, demangle.ErrInvalid) {
 					t.Fatalf("data %q: got %+v, %v; want ErrInvalidData", bad, res, err)
 				}
+			}
+			// The error names the message: by its position when given.
+			_, err := p.Append(context.Background(), msgs, nil)
+			if err == nil || !strings.HasPrefix(err.Error(), "message 2 (") {
+				t.Fatalf("without positions: %v; want it to name message 2", err)
+			}
+			pos := []cdc.Pos{{Source: "a", Line: 1}, {Source: "a", Line: 2}, {Source: "a", Line: 3}}
+			_, err = p.Append(context.Background(), msgs, pos)
+			if err == nil || !strings.HasPrefix(err.Error(), "a:2 (") {
+				t.Fatalf("with positions: %v; want it to name a:2", err)
 			}
 			st, err := p.Status()
 			if err != nil {

@@ -90,11 +90,26 @@ type Options struct {
 }
 
 // Validate reports options that Open refuses, as a *cdc.OptionError: a
-// policy that is none of cdc.Fail, cdc.Skip and cdc.Quarantine, or a Sink
-// or Live output in a format that is neither cdc.JSONL nor cdc.Msgpack.
+// policy that is none of cdc.Fail, cdc.Skip and cdc.Quarantine, a Sink or
+// Live output in a format that is neither cdc.JSONL nor cdc.Msgpack, or a
+// negative BatchMessages, BatchBytes, BatchDelay or PendingMemory (zero
+// means the default; no value below it does).
 func (o Options) Validate() error {
 	if err := o.OnError.Validate(); err != nil {
 		return err
+	}
+	for _, n := range []struct {
+		option string // the flag, or the field where no flag sets it
+		value  int64
+	}{
+		{"--batch-messages", int64(o.BatchMessages)},
+		{"BatchBytes", int64(o.BatchBytes)},
+		{"--batch-delay", int64(o.BatchDelay)},
+		{"PendingMemory", o.PendingMemory},
+	} {
+		if n.value < 0 {
+			return &cdc.OptionError{Option: n.option, Reason: "must not be negative (zero means the default)"}
+		}
 	}
 	for _, out := range []struct {
 		set    bool

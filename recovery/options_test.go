@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/cdclog/cdclog/cdc"
 	"github.com/cdclog/cdclog/internal/optiontest"
@@ -24,6 +25,10 @@ func TestOptionsValidateRefusesWhatOpenCannotRun(t *testing.T) {
 		{"an unknown format without an output", Options{LiveFormat: 7}, ""},
 		{"unknown policy", Options{OnError: 3}, "--on-error policy(3) is not fail, skip or quarantine"},
 		{"unknown stream format", Options{Live: &live, LiveFormat: 7}, "--out-format format(7) is not jsonl or msgpack"},
+		{"negative batch messages", Options{BatchMessages: -1}, "--batch-messages must not be negative (zero means the default)"},
+		{"negative batch bytes", Options{BatchBytes: -1}, "BatchBytes must not be negative (zero means the default)"},
+		{"negative batch delay", Options{BatchDelay: -time.Millisecond}, "--batch-delay must not be negative (zero means the default)"},
+		{"negative pending memory", Options{PendingMemory: -1}, "PendingMemory must not be negative (zero means the default)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -219,7 +219,7 @@ func start(db *store.DB, o Options) (*Processor, error) {
 // is not valid JSON fails the whole request with an error wrapping
 // ErrInvalidData, under every policy, before anything of it is applied.
 func (p *Processor) Submit(ctx context.Context, r Request) (*Pending, error) {
-	msgs, err := canonicalData(r.Msgs)
+	msgs, err := canonicalData(r.Msgs, r.Pos)
 	if err != nil {
 		return nil, err
 	}

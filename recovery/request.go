@@ -12,8 +12,9 @@ import (
 // canonicalData returns msgs with every update's data in its canonical
 // encoding: msgs itself when it already is (the usual case, which costs
 // one scan of each value), otherwise a copy. A value that is not valid
-// JSON is an error naming the message; msgs is never modified.
-func canonicalData(msgs []cdc.Message) ([]cdc.Message, error) {
+// JSON is an error naming the message: its position in pos when pos has
+// one, else its number in msgs counted from 1. msgs is never modified.
+func canonicalData(msgs []cdc.Message, pos []cdc.Pos) ([]cdc.Message, error) {
 	out, copied := msgs, false
 	for i := range msgs {
 		m := &msgs[i]
@@ -22,7 +23,11 @@ func canonicalData(msgs []cdc.Message) ([]cdc.Message, error) {
 		}
 		data, err := cdc.AppendCanonical(nil, m.Update.Data)
 		if err != nil {
-			return nil, fmt.Errorf("message %d (%s): %w: %v", i, m, ErrInvalidData, err)
+			where := fmt.Sprintf("message %d", i+1)
+			if i < len(pos) && pos[i] != (cdc.Pos{}) {
+				where = pos[i].String()
+			}
+			return nil, fmt.Errorf("%s (%s): %w: %v", where, m, ErrInvalidData, err)
 		}
 		if !copied {
 			out, copied = append([]cdc.Message(nil), msgs...), true
