@@ -265,7 +265,11 @@ func (p *Processor) sendPending(ctx context.Context, r Request, w *Pending) (*Pe
 // policy Fail, a protocol violation or invalid message stops the call: the
 // messages before it are committed and the error (a
 // *demangle.ViolationError, or one wrapping demangle.ErrInvalid) is
-// returned with Result.Applied set to its index.
+// returned with Result.Applied set to its index. A progress statement
+// only some of whose claims contradict what is held is the exception: its
+// other claims are held and committed with the messages before it
+// (Result.Accepted counts it), as the receiver does (see "Violations" in
+// package demangle's documentation).
 //
 // A ctx that has ended before the call applies nothing. One that ends
 // while the call waits for the commit does not withdraw the messages,
