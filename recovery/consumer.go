@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -44,10 +47,11 @@ type Consumer struct {
 // position; a new name is registered at the first record the output log
 // holds (record 1 unless gc's retention dropped output). The name is held
 // until the consumer is closed (Consumer.Close, or Close of the
-// processor).
+// processor). A name is UTF-8 text with a character other than white
+// space and no control characters, since inspect and errors print it.
 func (p *Processor) Consumer(name string) (*Consumer, error) {
-	if name == "" {
-		return nil, errors.New("consumer name is empty")
+	if err := checkConsumerName(name); err != nil {
+		return nil, err
 	}
 	if err := p.enter(); err != nil {
 		return nil, err
@@ -220,6 +224,21 @@ func (c *Consumer) Close() error {
 	if !c.closed {
 		c.closed = true
 		c.p.releaseConsumer(c.name)
+	}
+	return nil
+}
+
+// checkConsumerName refuses a name that would print as nothing or as
+// something else: empty or all white space, not UTF-8, or holding a
+// control character.
+func checkConsumerName(name string) error {
+	switch {
+	case strings.TrimSpace(name) == "":
+		return fmt.Errorf("consumer name %q is empty or all white space", name)
+	case !utf8.ValidString(name):
+		return fmt.Errorf("consumer name %q is not UTF-8 text", name)
+	case strings.ContainsFunc(name, unicode.IsControl):
+		return fmt.Errorf("consumer name %q holds a control character", name)
 	}
 	return nil
 }

@@ -101,6 +101,29 @@ func TestAConsumerNameIsHeldUntilTheConsumerIsClosed(t *testing.T) {
 	}
 }
 
+func TestAConsumerNameMustPrintAsItself(t *testing.T) {
+	p, _ := consumerFixture(t)
+	defer p.Close()
+	for name, want := range map[string]string{
+		"":            `consumer name "" is empty or all white space`,
+		" \t":         `consumer name " \t" is empty or all white space`,
+		"\xff":        `consumer name "\xff" is not UTF-8 text`,
+		"a\nb":        `consumer name "a\nb" holds a control character`,
+		"billing\x1b": `consumer name "billing\x1b" holds a control character`,
+	} {
+		if c, err := p.Consumer(name); c != nil || err == nil || err.Error() != want {
+			t.Errorf("Consumer(%q) = %v, %v; want %s", name, c, err, want)
+		}
+	}
+	for _, name := range []string{"billing", "façade 2", "日本"} {
+		c, err := p.Consumer(name)
+		if err != nil {
+			t.Fatalf("Consumer(%q): %v", name, err)
+		}
+		c.Close()
+	}
+}
+
 func TestEveryMethodReturnsErrClosedAfterClose(t *testing.T) {
 	p, _ := consumerFixture(t)
 	ctx := context.Background()
