@@ -2,6 +2,7 @@ package recovery
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -697,5 +698,49 @@ func TestTheExcessOfAnEmptyFileIsCheckedInTheFormatItWasWrittenIn(t *testing.T) 
 	runWithSink(t, db, out, nil)
 	if got, want := readFileOrNil(t, out), inMemory(t, msgs); !bytes.Equal(got, want) {
 		t.Fatalf("%d bytes, want %d", len(got), len(want))
+	}
+}
+
+// A run killed after writing a batch's output but before its fsync leaves
+// committed records past the committed size that may never reach the
+// disk; the next run takes them (adoptCommitted) and commits a checkpoint
+// that claims them durable. A power loss after that commit must not
+// leave the file shorter than the committed size: the records taken are
+// fsynced before the checkpoint names them.
+func TestAdoptedOutputIsDurableBeforeTheCheckpointClaimsIt(t *testing.T) {
+	msgs := cleanStream(66, 0, 300)
+	want := inMemory(t, msgs)
+	path := dbPath(t)
+	sim := &simSink{}
+	o := Options{Sink: sim, SinkName: "sim-out", SinkFormat: cdc.JSONL}
+	sim.failAfter(lostSync, 0) // killed before the output's first fsync
+	p := openTest(t, path, o)
+	if _, err := p.Append(context.Background(), msgs, nil); err != nil {
+		t.Fatalf("append: %v", err)
+	}
+	p.Close()
+	if got := sim.bytes(); !bytes.Equal(got, want) || sim.synced != 0 {
+		t.Fatalf("first run left %d bytes, %d synced; want %d, none synced", len(got), sim.synced, len(want))
+	}
+	sim.reopen()
+	sim.fault, sim.failing = noFault, false
+	// The rerun has nothing to add: it takes the records the file holds.
+	p = openTest(t, path, o)
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if at := checkpointOf(t, path).Sink.Size; at != int64(len(want)) {
+		t.Fatalf("rerun committed size %d, want %d", at, len(want))
+	}
+	sim.crash(0) // the power fails: what was not fsynced is lost
+	p, err := Open(path, Options{Sink: sim, SinkName: "sim-out", SinkFormat: cdc.JSONL, Logger: quietLogger()})
+	if err != nil {
+		t.Fatalf("open after the power loss: %v", err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := sim.bytes(); !bytes.Equal(got, want) {
+		t.Fatalf("after the power loss: %d bytes, want %d", len(got), len(want))
 	}
 }

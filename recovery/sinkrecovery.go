@@ -171,6 +171,14 @@ func (p *Processor) verifySink(size int64) error {
 			return err
 		}
 		if cs.Size > from {
+			// The bytes taken were written by a run that was killed, or by
+			// replay through a shell's redirection: nothing says they were
+			// fsynced, and the checkpoint about to be committed claims them
+			// durable. Without this a power loss after that commit leaves
+			// the file shorter than its committed size (ErrSinkShort).
+			if err := s.Sync(); err != nil {
+				return fmt.Errorf("fsync output file: %w", err)
+			}
 			p.log.Info("output file already holds committed records past its recorded size: kept", "file", cs.Name, "bytes_kept", cs.Size-from, "next_record", cs.Next)
 		}
 	}
