@@ -300,9 +300,18 @@ func walkBucket(b *bolt.Bucket) error {
 	})
 }
 
-// boltCheck runs bbolt's Tx.Check and reads all it reports.
+// boltCheck runs bbolt's Tx.Check and reads all it reports, unless the
+// headers it asserts on its own goroutine are damaged (a panic there ends
+// the process): those are problems of their own.
 func (c *checker) boltCheck(tx *bolt.Tx) {
 	c.rep.Checks = append(c.rep.Checks, CheckBolt)
+	errs, fatal := c.db.CheckHeaders()
+	for _, err := range errs {
+		c.problem(CheckBolt, err)
+	}
+	if fatal {
+		return
+	}
 	for err := range tx.Check() {
 		c.problem(CheckBolt, err)
 	}

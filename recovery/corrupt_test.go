@@ -3,6 +3,7 @@ package recovery
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -398,5 +399,47 @@ func TestCheckListsEveryDamagedRecordAndBoundsTheList(t *testing.T) {
 	rep, _ = Check(path, CheckOptions{MaxProblems: 1})
 	if rep.OK || len(rep.Problems) != 1 || rep.ProblemsOmitted != 1 {
 		t.Fatalf("check with MaxProblems 1: %+v", rep)
+	}
+}
+
+// TestCheckReportsADamagedMetaPageWithoutPanicking: bbolt opens a file
+// one of whose meta pages is zeroed, torn or flipped (it reads the other
+// one), and its Tx.Check asserts both meta pages' headers on a goroutine
+// of its own, where the failed assertion ended the process. Check reports
+// the damaged page instead, and every other check still runs. (The page
+// damaged is the older one: with the newer one damaged, bbolt reads the
+// state of the commit before.)
+func TestCheckReportsADamagedMetaPageWithoutPanicking(t *testing.T) {
+	good, _ := damageFixture(t)
+	ps := os.Getpagesize()
+	txid := func(page int) uint64 { return binary.NativeEndian.Uint64(good[page*ps+16+48:]) }
+	old := 0
+	if txid(0) > txid(1) {
+		old = 1
+	}
+	at := old * ps
+	path := filepath.Join(t.TempDir(), "state.db")
+	for name, damage := range map[string]func(b []byte){
+		"zeroed":             func(b []byte) { clear(b[at : at+ps]) },
+		"torn":               func(b []byte) { clear(b[at+40 : at+ps]) },
+		"named another page": func(b []byte) { b[at] ^= 7 },
+		"body flipped":       func(b []byte) { b[at+16+20] ^= 0x40 },
+		"checksum flipped":   func(b []byte) { b[at+16+60] ^= 0x01 },
+	} {
+		t.Run(name, func(t *testing.T) {
+			bad := append([]byte(nil), good...)
+			damage(bad)
+			os.WriteFile(path, bad, 0o600)
+			rep, err := Check(path, CheckOptions{})
+			if err != nil {
+				t.Fatalf("check: %v", err)
+			}
+			if rep.OK || len(rep.Problems) != 1 || rep.Problems[0].Check != CheckBolt || !strings.Contains(rep.Problems[0].Reason, "meta page") {
+				t.Fatalf("check: %+v", rep.Problems)
+			}
+			if strings.Join(rep.Checks, ",") != "bbolt,records,cross-checks,replay" {
+				t.Fatalf("checks run: %v", rep.Checks)
+			}
+		})
 	}
 }

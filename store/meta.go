@@ -194,3 +194,67 @@ func tornInit(head []byte, size int64, pageSize int) bool {
 	}
 	return true
 }
+
+// CheckHeaders reads, from the file, the pages whose headers bbolt's
+// Tx.Check asserts before it walks anything: the two meta pages and the
+// free list of the meta page in use. Each must name itself by its page
+// id and carry its type's flag, and a meta page must validate (magic,
+// version, checksum). bbolt's Check runs on a goroutine of its own,
+// where a failed assertion is a panic that no caller can recover and
+// ends the process: a caller runs it only when CheckHeaders returns no
+// error. A meta page that fails only its checksum does not stop bbolt's
+// check, but it is damage all the same (bbolt reads the other one).
+// Call it inside a read transaction, so that no commit rewrites a meta
+// page meanwhile.
+func (db *DB) CheckHeaders() (errs []error, fatal bool) {
+	ps := db.Info().PageSize
+	e := binary.NativeEndian
+	page := make([]byte, ps)
+	read := func(id uint64) bool {
+		n, err := db.file.ReadAt(page, int64(id)*int64(ps))
+		if n < pageHeaderSize {
+			errs = append(errs, fmt.Errorf("%w: page %d: cannot read its header: %v", ErrCorrupt, id, err))
+			return false
+		}
+		return true
+	}
+	var metas [2]boltMeta
+	var valid [2]bool
+	for id := range uint64(2) {
+		if !read(id) {
+			fatal = true
+			continue
+		}
+		got, flags := e.Uint64(page), e.Uint16(page[8:])
+		switch {
+		case got != id:
+			errs, fatal = append(errs, fmt.Errorf("%w: meta page %d is damaged: it identifies itself as page %d", ErrCorrupt, id, got)), true
+		case flags != metaPageFlag:
+			errs, fatal = append(errs, fmt.Errorf("%w: meta page %d is damaged: its flags are %#x", ErrCorrupt, id, flags)), true
+		default:
+			metas[id], valid[id] = parseMeta(page)
+			if !valid[id] {
+				errs = append(errs, fmt.Errorf("%w: meta page %d is damaged: it fails bbolt's validation (magic, version or checksum); bbolt reads the other", ErrCorrupt, id))
+			}
+		}
+	}
+	// The meta page bbolt uses: the one of the higher txid that validates.
+	a, b := 0, 1
+	if metas[1].txid > metas[0].txid {
+		a, b = 1, 0
+	}
+	use := a
+	if !valid[a] {
+		use = b
+	}
+	if !valid[use] {
+		return errs, true
+	}
+	const noFreelist = ^uint64(0)
+	if fl := metas[use].freelist; fl != noFreelist && read(fl) {
+		if got, flags := e.Uint64(page), e.Uint16(page[8:]); got != fl || flags != freelistPageFlag {
+			errs, fatal = append(errs, fmt.Errorf("%w: the free list's page %d is damaged: it identifies itself as page %d with flags %#x", ErrCorrupt, fl, got, flags)), true
+		}
+	}
+	return errs, fatal
+}
