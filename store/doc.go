@@ -54,7 +54,10 @@
 // NoCreate Open returns ErrNotExist. Anything else is a database that
 // committed something, however damaged, and is never replaced: one whose
 // meta page says it uses more pages than the file holds (its high-water
-// mark) is refused as corrupt before anything reads or writes it.
+// mark) is refused as corrupt before anything reads or writes it, and so
+// is one that reads as an empty database only because one meta page is
+// damaged (bbolt then reads the other, which in a compacted file is the
+// empty state the compaction started from).
 //
 // # Locks and identity
 //

@@ -95,6 +95,10 @@ type fileState struct {
 	// short, when set, is the corruption of a file cut below its
 	// high-water mark.
 	short error
+	// damagedMeta, when set, says which meta page fails bbolt's
+	// validation while the other passes: bbolt then reads the other
+	// one, which may describe an earlier state, even the empty one.
+	damagedMeta string
 }
 
 // examine reads f's meta pages. A file holds no committed state when it
@@ -125,6 +129,12 @@ func examine(f *os.File, osPageSize int) (fileState, error) {
 	best, ok := m0, ok0
 	if ok1 && (!ok0 || m1.txid > m0.txid) {
 		best, ok = m1, true
+	}
+	switch {
+	case ok0 && !ok1:
+		st.damagedMeta = "meta page 1"
+	case ok1 && !ok0:
+		st.damagedMeta = "meta page 0"
 	}
 	switch {
 	case ok && best.txid >= 2:

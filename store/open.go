@@ -140,7 +140,7 @@ func openLocked(f *os.File, path, real string, o *Options, left time.Duration) (
 	if !o.ReadOnly {
 		db.ahead = prealloc.New(f)
 	}
-	if err := db.checkSchema(o.NoCreate); err != nil {
+	if err := db.checkSchema(o.NoCreate, st.damagedMeta); err != nil {
 		db.Close()
 		return nil, err
 	}

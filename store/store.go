@@ -157,8 +157,13 @@ func classify(err error) error {
 }
 
 // checkSchema verifies the meta bucket, creating it in a new, empty
-// database. It never writes to a database that has other content.
-func (db *DB) checkSchema(noCreate bool) error {
+// database. It never writes to a database that has other content. A
+// database that reads as empty only because one meta page is damaged
+// (damagedMeta) and bbolt fell back on the other is refused as corrupt:
+// in a compacted file (gc) the other meta page is the empty state the
+// compaction started from, and creating the schema there would write
+// over everything committed.
+func (db *DB) checkSchema(noCreate bool, damagedMeta string) error {
 	var fresh bool
 	err := db.View(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(BucketMeta)
@@ -175,6 +180,9 @@ func (db *DB) checkSchema(noCreate bool) error {
 	})
 	if err != nil || !fresh {
 		return err
+	}
+	if damagedMeta != "" {
+		return fmt.Errorf("%w: %s is damaged, and bbolt's other meta page describes an empty database: the file is a damaged database, not a new one (restore it from a copy)", ErrCorrupt, damagedMeta)
 	}
 	if db.readOnly || noCreate {
 		return fmt.Errorf("%w: the file is an empty bbolt database", ErrForeign)
