@@ -406,7 +406,8 @@ func TestCheckListsEveryDamagedRecordAndBoundsTheList(t *testing.T) {
 // one of whose meta pages is zeroed, torn or flipped (it reads the other
 // one), and its Tx.Check asserts both meta pages' headers on a goroutine
 // of its own, where the failed assertion ended the process. Check reports
-// the damaged page instead, and every other check still runs. (The page
+// the damaged page instead (the free list's header too, which it asserts
+// as well), and every other check still runs. (The page
 // damaged is the older one: with the newer one damaged, bbolt reads the
 // state of the commit before.)
 func TestCheckReportsADamagedMetaPageWithoutPanicking(t *testing.T) {
@@ -418,13 +419,15 @@ func TestCheckReportsADamagedMetaPageWithoutPanicking(t *testing.T) {
 		old = 1
 	}
 	at := old * ps
+	freelist := int(binary.NativeEndian.Uint64(good[(1-old)*ps+16+32:])) * ps // of the meta page in use
 	path := filepath.Join(t.TempDir(), "state.db")
 	for name, damage := range map[string]func(b []byte){
-		"zeroed":             func(b []byte) { clear(b[at : at+ps]) },
-		"torn":               func(b []byte) { clear(b[at+40 : at+ps]) },
-		"named another page": func(b []byte) { b[at] ^= 7 },
-		"body flipped":       func(b []byte) { b[at+16+20] ^= 0x40 },
-		"checksum flipped":   func(b []byte) { b[at+16+60] ^= 0x01 },
+		"zeroed":                       func(b []byte) { clear(b[at : at+ps]) },
+		"torn":                         func(b []byte) { clear(b[at+40 : at+ps]) },
+		"named another page":           func(b []byte) { b[at] ^= 7 },
+		"body flipped":                 func(b []byte) { b[at+16+20] ^= 0x40 },
+		"checksum flipped":             func(b []byte) { b[at+16+60] ^= 0x01 },
+		"free list named another page": func(b []byte) { b[freelist] ^= 0x40 },
 	} {
 		t.Run(name, func(t *testing.T) {
 			bad := append([]byte(nil), good...)
@@ -434,7 +437,7 @@ func TestCheckReportsADamagedMetaPageWithoutPanicking(t *testing.T) {
 			if err != nil {
 				t.Fatalf("check: %v", err)
 			}
-			if rep.OK || len(rep.Problems) != 1 || rep.Problems[0].Check != CheckBolt || !strings.Contains(rep.Problems[0].Reason, "meta page") {
+			if rep.OK || len(rep.Problems) != 1 || rep.Problems[0].Check != CheckBolt || !strings.Contains(rep.Problems[0].Reason, "page") {
 				t.Fatalf("check: %+v", rep.Problems)
 			}
 			if strings.Join(rep.Checks, ",") != "bbolt,records,cross-checks,replay" {
