@@ -65,14 +65,37 @@ func TestDamagedPageHeadersAreReportedNotCrashed(t *testing.T) {
 	}
 }
 
+// newerMeta returns the index (0 or 1) of the meta page of the higher
+// txid in the database file good, and both txids.
+func newerMeta(good []byte) (newer int, txids [2]uint64) {
+	ps := os.Getpagesize()
+	for i := range txids {
+		txids[i] = binary.NativeEndian.Uint64(good[i*ps+pageHeaderSize+48:])
+	}
+	if txids[1] > txids[0] {
+		newer = 1
+	}
+	return newer, txids
+}
+
+// damageMeta flips a bit of meta page i's magic: bbolt then reads the
+// other meta page.
+func damageMeta(good []byte, i int) []byte {
+	bad := append([]byte(nil), good...)
+	bad[i*os.Getpagesize()+pageHeaderSize+3] ^= 0x20
+	return bad
+}
+
 // TestACompactedFileWithADamagedMetaPageIsNotTakenForANewDatabase: a
-// compacted file's meta pages hold its one commit and the empty state the
+// file compacted by plain bbolt (as cdclog gc wrote it before Replace
+// committed twice) holds its one commit and the empty state the
 // compaction started from. With the commit's meta page damaged, bbolt
 // reads the empty state: Open took that for a new database, and a
 // read-write Open created the schema in it, writing over everything
 // committed (and read-only opens called it "not a cdclog database").
 func TestACompactedFileWithADamagedMetaPageIsNotTakenForANewDatabase(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "x.db")
+	dir := t.TempDir()
+	path, compacted := filepath.Join(dir, "x.db"), filepath.Join(dir, "compacted.db")
 	db, err := Open(path, quiet())
 	if err != nil {
 		t.Fatal(err)
@@ -80,25 +103,24 @@ func TestACompactedFileWithADamagedMetaPageIsNotTakenForANewDatabase(t *testing.
 	for i := range 200 {
 		put(t, db, fmt.Sprintf("k%04d", i), fmt.Sprintf("value %d", i))
 	}
-	if _, err := db.Replace(func(dst *bolt.DB) error { return bolt.Compact(dst, db.DB, 1<<20) }); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	good, err := os.ReadFile(path)
+	dst, err := bolt.Open(compacted, 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ps := os.Getpagesize()
-	txid := func(page int) uint64 { return binary.NativeEndian.Uint64(good[page*ps+pageHeaderSize+48:]) }
-	newer := 0
-	if txid(1) > txid(0) {
-		newer = 1
+	if err := bolt.Compact(dst, db.DB, 1<<20); err != nil {
+		t.Fatal(err)
 	}
-	if older := txid(1 - newer); older > 1 {
+	dst.Close()
+	db.Close()
+	good, err := os.ReadFile(compacted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newer, txids := newerMeta(good)
+	if older := txids[1-newer]; older > 1 {
 		t.Fatalf("the compacted file's older meta page has txid %d, want the empty state's", older)
 	}
-	bad := append([]byte(nil), good...)
-	bad[newer*ps+pageHeaderSize+3] ^= 0x20 // the magic: bbolt falls back on the other page
+	bad := damageMeta(good, newer)
 	if err := os.WriteFile(path, bad, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -112,6 +134,57 @@ func TestACompactedFileWithADamagedMetaPageIsNotTakenForANewDatabase(t *testing.
 		}
 		if after, _ := os.ReadFile(path); string(after) != string(bad) {
 			t.Fatalf("open %+v wrote to the damaged file", o)
+		}
+	}
+}
+
+// TestAReplacedFileKeepsItsContentWithEitherMetaPageDamaged: Replace
+// commits once more after the copy, so that bbolt's other meta page
+// describes the whole copy too, not the empty state (or, for a large
+// bolt.Compact, a part of the copy): one damaged meta page loses nothing.
+func TestAReplacedFileKeepsItsContentWithEitherMetaPageDamaged(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.db")
+	db, err := Open(path, quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const keys = 3000
+	err = db.Update(func(tx *bolt.Tx) error {
+		for i := range keys {
+			if err := tx.Bucket(BucketOutput).Put(fmt.Appendf(nil, "k%04d", i), fmt.Appendf(nil, "value %d, long enough to take some pages", i)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A 16 KiB step makes bolt.Compact commit many times.
+	if _, err := db.Replace(func(dst *bolt.DB) error { return bolt.Compact(dst, db.DB, 16<<10) }); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if err := os.WriteFile(path, damageMeta(good, i), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		db, err := Open(path, Options{ReadOnly: true})
+		if err != nil {
+			t.Fatalf("meta page %d damaged: %v", i, err)
+		}
+		var n int
+		err = db.View(func(tx *bolt.Tx) error {
+			n = tx.Bucket(BucketOutput).Stats().KeyN
+			return nil
+		})
+		db.Close()
+		if err != nil || n != keys {
+			t.Fatalf("meta page %d damaged: %d keys (%v), want %d", i, n, err, keys)
 		}
 	}
 }

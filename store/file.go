@@ -172,7 +172,18 @@ func replace(old *os.File, real, purpose string, fn func(*bolt.DB) error) (int64
 		return 0, err
 	}
 	defer t.discard()
-	if err := t.fill(fn); err != nil {
+	// One more commit, which changes nothing, follows fn's: bbolt keeps
+	// two meta pages and reads the other when one is damaged, and after
+	// fn alone the other would describe the empty file, or a part of what
+	// fn copied (bolt.Compact commits in steps). After it both describe
+	// all of it.
+	err = t.fill(func(dst *bolt.DB) error {
+		if err := fn(dst); err != nil {
+			return err
+		}
+		return dst.Update(func(*bolt.Tx) error { return nil })
+	})
+	if err != nil {
 		return 0, err
 	}
 	if err := keepOwnerAndMode(t.name, fi); err != nil {

@@ -181,8 +181,9 @@ func openBolt(path string, f *os.File, o *bolt.Options) (db *bolt.DB, err error)
 // db holds that file's lock: so no process writes to the file it
 // replaces, and every process that opens the path afterwards, or was
 // waiting for the lock, opens the new file. The new file takes the old
-// one's mode and, as far as the process may give it, its owner; it is
-// synced before the rename, and the directory after. A failure leaves
+// one's mode and, as far as the process may give it, its owner; both its
+// meta pages describe all that fn wrote (so one damaged page loses
+// nothing); it is synced before the rename, and the directory after. A failure leaves
 // the old file in place and removes the new one. After Replace, db's
 // file is no longer at the path: Update refuses (ErrReplaced), and db
 // should be closed. It returns the new file's size.
