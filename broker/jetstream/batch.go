@@ -95,6 +95,9 @@ func (s *session) commit(ctx context.Context, recs []broker.Outgoing) error {
 	if ack.Error != nil {
 		return s.refused(what, len(recs), ack.Error)
 	}
+	if ack.Stream != s.o.o.Stream {
+		return broker.Fatal(fmt.Errorf("%w: %s: stored by stream %s", broker.ErrOutputConfig, what, ack.Stream))
+	}
 	if ack.Batch != id || ack.Count != len(recs) || ack.Seq == 0 {
 		return fmt.Errorf("%s: the commit's acknowledgement is for batch %q of %d messages at sequence %d, not %q of %d", what, ack.Batch, ack.Count, ack.Seq, id, len(recs))
 	}

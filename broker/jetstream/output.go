@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -169,6 +170,12 @@ func (o *Output) open(ctx context.Context, js jetstream.JetStream, st broker.Sta
 	if !broker.Literal(o.o.Subject) {
 		return nil, broker.Last{}, fmt.Errorf("%w: %s: cannot publish to a subject with wildcards", broker.ErrOutputConfig, o.Name())
 	}
+	if !holds(cfg.Subjects, o.o.Subject) {
+		// Published to, it would land in another stream that holds it
+		// (whose acknowledgements would pass for this one's, while the
+		// read-back finds nothing here), or in none.
+		return nil, broker.Last{}, fmt.Errorf("%w: %s: subject %s is not one of stream %s's subjects %q", broker.ErrOutputConfig, o.Name(), o.o.Subject, o.o.Stream, cfg.Subjects)
+	}
 	if o.o.SinkID == "" {
 		o.o.SinkID = o.o.Subject
 	}
@@ -275,8 +282,35 @@ func (s *session) publish(ctx context.Context, r broker.Outgoing) error {
 		}
 		return fmt.Errorf("%s: publish record %d: %w", s.o.Name(), r.Seq, err)
 	}
+	if ack.Stream != s.o.o.Stream {
+		return broker.Fatal(fmt.Errorf("%w: %s: record %d was stored by stream %s", broker.ErrOutputConfig, s.o.Name(), r.Seq, ack.Stream))
+	}
 	s.last = ack.Sequence
 	return nil
+}
+
+// holds reports whether one of a stream's subjects (which may have
+// wildcards) matches the literal subject.
+func holds(subjects []string, subject string) bool {
+	lit := strings.Split(subject, ".")
+	for _, pattern := range subjects {
+		pat := strings.Split(pattern, ".")
+		for i, tok := range pat {
+			if tok == ">" {
+				if len(lit) > i {
+					return true
+				}
+				break
+			}
+			if i >= len(lit) || tok != "*" && tok != lit[i] {
+				break
+			}
+			if i == len(pat)-1 && len(lit) == len(pat) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // wrongLast reports whether the stream refused a publish or a batch for
