@@ -60,6 +60,9 @@ type Source struct {
 	rec   *kgo.Record // the record whose parts are being taken
 	parts []broker.Part
 	taken int
+	// warned is when each partition's last retried fetch error was
+	// logged.
+	warned map[int32]time.Time
 
 	mu         sync.Mutex
 	known      map[int32]bool  // partitions being consumed
@@ -142,7 +145,7 @@ func (s *Source) topic(ctx context.Context) (kadm.TopicDetail, error) {
 	td, ok := tds[s.o.Topic]
 	switch {
 	case !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition):
-		return td, fmt.Errorf("%s: the topic does not exist", s.Name())
+		return td, fmt.Errorf("%s: %w", s.Name(), errNoTopic)
 	case td.Err != nil:
 		return td, fmt.Errorf("%s: %w", s.Name(), td.Err)
 	case len(td.Partitions) == 0:
@@ -150,6 +153,19 @@ func (s *Source) topic(ctx context.Context) (kadm.TopicDetail, error) {
 	}
 	return td, nil
 }
+
+// errNoTopic: the topic does not exist.
+var errNoTopic = errors.New("the topic does not exist")
+
+// fetchRetryWait is how long a blocking poll that returned only errors
+// the client retries waits before polling again: the client hands such
+// an error back at once on every poll (a deleted topic's
+// UNKNOWN_TOPIC_ID), which would otherwise spin.
+const fetchRetryWait = 250 * time.Millisecond
+
+// fetchWarnEvery bounds how often a partition's retried fetch error is
+// logged.
+const fetchWarnEvery = 10 * time.Second
 
 // startOffsets checks the cursor against the log and returns where to
 // start each partition.
@@ -302,7 +318,16 @@ func (s *Source) poll(ctx context.Context, max int, block bool) error {
 	case ctx.Err() != nil:
 		return ctx.Err()
 	}
-	return s.fetched(ctx, fs)
+	if err := s.fetched(ctx, fs); err != nil || len(s.queue) > 0 || len(fs.Errors()) == 0 {
+		return err
+	}
+	t := time.NewTimer(fetchRetryWait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return nil
 }
 
 // fetched queues the records of fs and returns the first error that ends
@@ -381,7 +406,13 @@ func (s *Source) fetchError(ctx context.Context, p int32, err error) error {
 	if errors.As(err, &ke) && !ke.Retriable {
 		return fmt.Errorf("%s: %w", s.input(p), err)
 	}
-	s.log.Warn("kafka source: fetch error, retrying", "partition", p, "err", err)
+	if now := time.Now(); now.Sub(s.warned[p]) >= fetchWarnEvery {
+		if s.warned == nil {
+			s.warned = map[int32]time.Time{}
+		}
+		s.warned[p] = now
+		s.log.Warn("kafka source: fetch error, retrying", "partition", p, "err", err)
+	}
 	return nil
 }
 
@@ -411,6 +442,7 @@ func (s *Source) watch() {
 	defer s.wg.Done()
 	t := time.NewTicker(s.o.PartitionCheck)
 	defer t.Stop()
+	missing := 0 // consecutive checks that found no topic
 	for {
 		select {
 		case <-s.stop:
@@ -420,6 +452,16 @@ func (s *Source) watch() {
 		ctx, cancel := context.WithTimeout(context.Background(), s.o.PartitionCheck+10*time.Second)
 		td, err := s.topic(ctx)
 		cancel()
+		if errors.Is(err, errNoTopic) {
+			// Twice in a row, a check apart: not a metadata hiccup.
+			if missing++; missing >= 2 {
+				s.fail(&broker.PositionError{Input: s.Name(), Start: -1, End: -1, Err: broker.ErrBackwards,
+					Detail: "the topic was deleted while it was read"})
+				return
+			}
+		} else {
+			missing = 0
+		}
 		if err != nil {
 			s.log.Warn("kafka source: metadata", "err", err)
 			continue
