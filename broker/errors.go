@@ -28,7 +28,8 @@ var (
 	// ErrOutputConfig: the output topic or stream is set up in a way that
 	// cannot hold the output exactly once (a Kafka topic with more than
 	// one partition, a missing topic or stream, a JetStream stream that
-	// does not acknowledge publishes).
+	// does not acknowledge publishes, a record larger than the topic, the
+	// stream or the servers take).
 	ErrOutputConfig = errors.New("output is not set up for exactly-once")
 )
 

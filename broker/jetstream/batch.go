@@ -120,6 +120,11 @@ func (s *session) stage(recs []broker.Outgoing, id string) (*nats.Msg, error) {
 		}
 		if i == len(recs)-1 {
 			m.Header.Set(batchCommitHeader, "1")
+		}
+		if err := s.fits(m, r); err != nil {
+			return nil, err
+		}
+		if i == len(recs)-1 {
 			return m, nil
 		}
 		if err := s.nc.PublishMsg(m); err != nil {

@@ -185,7 +185,7 @@ func (o *Output) open(ctx context.Context, js jetstream.JetStream, st broker.Sta
 	if !cfg.DenyDelete || !cfg.DenyPurge {
 		o.o.logger().Warn("jetstream output: the stream allows deleting or purging messages; set deny_delete and deny_purge so that the output cannot lose records", "stream", o.o.Stream)
 	}
-	s := &session{o: o, js: js, st: st, atomic: cfg.AllowAtomicPublish}
+	s := &session{o: o, js: js, st: st, atomic: cfg.AllowAtomicPublish, maxMsgSize: int(cfg.MaxMsgSize)}
 	o.logMode(s.atomic)
 	raw, err := stream.GetLastMsgForSubject(ctx, o.o.Subject)
 	switch {
@@ -233,6 +233,9 @@ type session struct {
 	atomic bool
 	// last is the stream sequence of the subject's last message.
 	last uint64
+	// maxMsgSize is the stream's max_msg_size (headers and data), -1 or
+	// 0 for no limit of its own.
+	maxMsgSize int
 }
 
 // Write publishes recs in order: in atomic batches where the stream
@@ -242,17 +245,53 @@ func (s *session) Write(ctx context.Context, recs []broker.Outgoing) error {
 	if !s.atomic {
 		for _, r := range recs {
 			if err := s.publish(ctx, r); err != nil {
-				return err
+				return s.tooLarge([]broker.Outgoing{r}, err)
 			}
 		}
 		return nil
 	}
 	for _, b := range split(recs, int(s.o.maxMessages.Load()), s.o.o.BatchBytes) {
 		if err := s.commit(ctx, b); err != nil {
-			return err
+			return s.tooLarge(b, err)
 		}
 	}
 	return nil
+}
+
+// fits refuses m, record r's message with all its headers, when it is
+// larger than the stream's max_msg_size. The server refuses such a
+// message, and in an atomic batch it only says that the batch is
+// incomplete, which a new session would retry for ever.
+func (s *session) fits(m *nats.Msg, r broker.Outgoing) error {
+	size := m.Size() - len(m.Subject) - len(m.Reply)
+	if s.maxMsgSize <= 0 || size <= s.maxMsgSize {
+		return nil
+	}
+	return fmt.Errorf("%w: %s: output record %d is %d bytes with its headers, over stream %s's max_msg_size of %d: raise it (nats stream edit %s --max-msg-size)",
+		broker.ErrOutputConfig, s.o.Name(), r.Seq, size, s.o.o.Stream, s.maxMsgSize, s.o.o.Stream)
+}
+
+// tooLarge returns err, made fatal when it says that a record of recs is
+// larger than the servers or the stream take: sending it again cannot
+// succeed, and skipping it would leave a gap in the output. It names the
+// largest record of recs, the one at fault.
+func (s *session) tooLarge(recs []broker.Outgoing, err error) error {
+	var api *jetstream.APIError
+	payload := errors.Is(err, nats.ErrMaxPayload)
+	if !payload && !(errors.As(err, &api) && api.ErrorCode == jetstream.JSErrCodeStreamMessageExceedsMaximum) {
+		return err
+	}
+	big := recs[0]
+	for _, r := range recs {
+		if len(r.Value) > len(big.Value) {
+			big = r
+		}
+	}
+	limit := fmt.Sprintf("stream %s's max_msg_size: raise it (nats stream edit %s --max-msg-size)", s.o.o.Stream, s.o.o.Stream)
+	if payload {
+		limit = fmt.Sprintf("the servers' max_payload of %d bytes, headers included: raise max_payload in the server configuration", s.nc.MaxPayload())
+	}
+	return broker.Fatal(fmt.Errorf("%w: %s: output record %d is %d bytes, over %s: %w", broker.ErrOutputConfig, s.o.Name(), big.Seq, len(big.Value), limit, err))
 }
 
 // message returns r as a message to the subject, with its Nats-Msg-Id
@@ -273,6 +312,9 @@ func (s *session) message(r broker.Outgoing) *nats.Msg {
 func (s *session) publish(ctx context.Context, r broker.Outgoing) error {
 	m := s.message(r)
 	m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(s.last, 10))
+	if err := s.fits(m, r); err != nil {
+		return err
+	}
 	actx, cancel := context.WithTimeout(ctx, s.o.o.AckTimeout)
 	defer cancel()
 	ack, err := s.js.PublishMsg(actx, m)

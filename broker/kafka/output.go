@@ -81,12 +81,17 @@ func (o *Output) Open(ctx context.Context, st broker.Stamp) (broker.Session, bro
 	if err := o.checkTopic(ctx, adm); err != nil {
 		return nil, broker.Last{}, err
 	}
-	cl, err := o.o.newClient(
+	opts := []kgo.Opt{
 		kgo.TransactionalID(o.TransactionalID()),
 		kgo.TransactionTimeout(o.o.TransactionTimeout),
 		kgo.DefaultProduceTopic(o.o.Topic),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
-	)
+	}
+	limit := o.maxMessageBytes(ctx, adm)
+	if limit > 0 {
+		opts = append(opts, kgo.ProducerBatchMaxBytes(limit))
+	}
+	cl, err := o.o.newClient(opts...)
 	if err != nil {
 		return nil, broker.Last{}, broker.Fatal(err)
 	}
@@ -101,7 +106,30 @@ func (o *Output) Open(ctx context.Context, st broker.Stamp) (broker.Session, bro
 		cl.Close()
 		return nil, broker.Last{}, err
 	}
-	return &session{cl: cl, st: st, topic: o.o.Topic}, last, nil
+	return &session{cl: cl, st: st, topic: o.o.Topic, name: o.Name(), limit: limit}, last, nil
+}
+
+// maxMessageBytes returns the topic's max.message.bytes, the largest
+// record batch its brokers take, so that the producer's batches may be
+// as large (franz-go's default is about 1 MB, Kafka's too); zero when
+// the topic's configuration cannot be read.
+func (o *Output) maxMessageBytes(ctx context.Context, adm *kadm.Client) int32 {
+	rcs, err := adm.DescribeTopicConfigs(ctx, o.o.Topic)
+	if err != nil {
+		return 0
+	}
+	rc, err := rcs.On(o.o.Topic, nil)
+	if err != nil || rc.Err != nil {
+		return 0
+	}
+	for _, c := range rc.Configs {
+		if c.Key == "max.message.bytes" && c.Value != nil {
+			if n, err := strconv.ParseInt(*c.Value, 10, 32); err == nil && n > 0 {
+				return int32(n)
+			}
+		}
+	}
+	return 0
 }
 
 // checkTopic fails unless the topic exists with one partition.
@@ -203,6 +231,8 @@ type session struct {
 	cl    *kgo.Client
 	st    broker.Stamp
 	topic string
+	name  string // the output's
+	limit int32  // the topic's max.message.bytes, 0 if unknown
 }
 
 // Write produces recs as one transaction.
@@ -213,12 +243,13 @@ func (s *session) Write(ctx context.Context, recs []broker.Outgoing) error {
 	var (
 		mu   sync.Mutex
 		perr error
+		prec *kgo.Record
 	)
-	done := func(_ *kgo.Record, err error) {
+	done := func(r *kgo.Record, err error) {
 		if err != nil {
 			mu.Lock()
 			if perr == nil {
-				perr = err
+				perr, prec = err, r
 			}
 			mu.Unlock()
 		}
@@ -236,6 +267,9 @@ func (s *session) Write(ctx context.Context, recs []broker.Outgoing) error {
 		err = perr
 	}
 	mu.Unlock()
+	if errors.Is(err, kerr.MessageTooLarge) && prec != nil {
+		return broker.Fatal(s.tooLarge(prec, err))
+	}
 	if err != nil {
 		// The session ends: the next one's InitProducerID aborts what
 		// this transaction left open.
@@ -245,6 +279,21 @@ func (s *session) Write(ctx context.Context, recs []broker.Outgoing) error {
 		return classify(fmt.Errorf("commit: %w", err))
 	}
 	return nil
+}
+
+// tooLarge is the error for a record the topic does not take: sending it
+// again cannot succeed, and skipping it would leave a gap in the output.
+func (s *session) tooLarge(r *kgo.Record, err error) error {
+	seq := "?"
+	if len(r.Headers) > 0 && r.Headers[0].Key == broker.HeaderSeq {
+		seq = string(r.Headers[0].Value)
+	}
+	limit := "the producer's default of 1000012 bytes (the topic's max.message.bytes could not be read)"
+	if s.limit > 0 {
+		limit = fmt.Sprintf("the topic's max.message.bytes, %d", s.limit)
+	}
+	return fmt.Errorf("%w: %s: output record %s is %d bytes, over %s: raise the topic's max.message.bytes (and the brokers' message.max.bytes, replica.fetch.max.bytes) above it: %w",
+		broker.ErrOutputConfig, s.name, seq, len(r.Value), limit, err)
 }
 
 // Close closes the producer.
