@@ -3,6 +3,7 @@ package cdc
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Pos is where a message came from. Line is 1-based for JSON Lines and zero
@@ -15,7 +16,10 @@ type Pos struct {
 }
 
 // String renders the position as "source:line" for text input and
-// "source: byte N" for binary input.
+// "source: byte N" for binary input. A broker's source counts records,
+// not bytes: "kafka:TOPIC/PARTITION: offset N" for a Kafka record's
+// offset, "nats:STREAM[/SUBJECT]: sequence N" for a JetStream message's
+// stream sequence (as cdclog's broker sources name them).
 func (p Pos) String() string {
 	src := p.Source
 	if src == "" {
@@ -24,7 +28,14 @@ func (p Pos) String() string {
 	if p.Line > 0 {
 		return fmt.Sprintf("%s:%d", src, p.Line)
 	}
-	return fmt.Sprintf("%s: byte %d", src, p.Offset)
+	unit := "byte"
+	switch {
+	case strings.HasPrefix(src, "kafka:"):
+		unit = "offset"
+	case strings.HasPrefix(src, "nats:"):
+		unit = "sequence"
+	}
+	return fmt.Sprintf("%s: %s %d", src, unit, p.Offset)
 }
 
 // DecodeError reports a message that could not be decoded: malformed JSON
