@@ -39,5 +39,8 @@
 // Ingest is stopped (its context ends) the source hands over every byte it
 // has taken from the stream, decoded, before it ends: nothing read is lost.
 // A message the producer was in the middle of writing is then incomplete:
-// it is not ingested, and the source says so in its log.
+// it is not ingested, and the source says so in its log. The goroutine
+// starts with the stream's first Read, so that two streams over one input
+// (stdin, or one named pipe, given twice) read it in turn: the second
+// finds the end the first read to.
 package input

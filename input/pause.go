@@ -30,6 +30,11 @@ type feeder struct {
 	quit   chan struct{}
 	exited chan struct{} // closed when the goroutine has ended
 	once   sync.Once
+	// r is read by the goroutine, which begin starts: not before the
+	// stream is read, so that two streams over one input (stdin given
+	// twice, one named pipe twice) read it in turn, not both at once.
+	r     io.Reader
+	begun sync.Once
 	// deadline bounds the wait, once stopped, for a read in progress.
 	deadline time.Time
 
@@ -44,20 +49,25 @@ type feedResult struct {
 	err error
 }
 
-// newFeeder starts reading r.
+// newFeeder returns a feeder of r, which begins reading it when it is
+// first read from (or waited on).
 func newFeeder(r io.Reader) *feeder {
 	f := &feeder{
 		chunks: make(chan feedResult, feedChunks+1),
 		free:   make(chan []byte, feedChunks),
 		quit:   make(chan struct{}),
 		exited: make(chan struct{}),
+		r:      r,
 	}
 	for range feedChunks {
 		f.free <- make([]byte, feedChunk)
 	}
-	go f.loop(r)
 	return f
 }
+
+// begin starts the goroutine that reads r, once. A feeder stopped before
+// it began never reads (see stop).
+func (f *feeder) begin() { f.begun.Do(func() { go f.loop(f.r) }) }
 
 func (f *feeder) loop(r io.Reader) {
 	defer close(f.exited)
@@ -87,6 +97,7 @@ func (f *feeder) loop(r io.Reader) {
 // Read serves the chunks read so far, and cdc.ErrPaused when there is
 // none at once.
 func (f *feeder) Read(p []byte) (int, error) {
+	f.begin()
 	for len(f.cur) == 0 {
 		if f.err != nil {
 			return 0, f.err
@@ -144,6 +155,7 @@ func (f *feeder) drain() bool {
 
 // wait blocks until Read has something to serve or ctx ends.
 func (f *feeder) wait(ctx context.Context) error {
+	f.begin()
 	if len(f.cur) > 0 || f.err != nil || f.done {
 		return nil
 	}
@@ -160,6 +172,8 @@ func (f *feeder) wait(ctx context.Context) error {
 // io.EOF. It does not interrupt a read in progress (a blocked read of a
 // pipe returns when its producer writes or closes).
 func (f *feeder) stop() {
+	// A feeder that never began never will: no goroutine to wait for.
+	f.begun.Do(func() { close(f.exited) })
 	if !f.done {
 		f.done, f.deadline = true, time.Now().Add(drainWait)
 	}

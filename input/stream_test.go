@@ -62,15 +62,27 @@ func TestAStoppedStreamHandsOverEverythingItRead(t *testing.T) {
 	pr, pw := io.Pipe()
 	s := NewStream(pr, cdc.JSONL, "pipe", quietLog())
 	defer s.Close()
-	// io.Pipe's Write returns once the feeder has read it all: these
-	// bytes are out of the pipe, and only the source holds them.
-	if _, err := io.WriteString(pw, updates(0, 3000)+`{"update":{"data":"half`); err != nil {
+	written := make(chan error, 1)
+	go func() {
+		_, err := io.WriteString(pw, updates(0, 3000)+`{"update":{"data":"half`)
+		written <- err
+	}()
+	// The first Read starts the feeder; io.Pipe's Write returns once the
+	// feeder has read it all: these bytes are out of the pipe, and only
+	// the source holds them.
+	b := newBatch()
+	b.Max = 1
+	if err := readOne(t, s, b, 10*time.Second); err != nil || b.Len() != 1 {
+		t.Fatalf("the first read: %d messages, %v", b.Len(), err)
+	}
+	got := []uint64{b.Msgs[0].Update.Time}
+	if err := <-written; err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	b := newBatch()
-	got, err := readUntil(t, ctx, s, b)
+	rest, err := readUntil(t, ctx, s, newBatch())
+	got = append(got, rest...)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("ended with %v, want the context's error", err)
 	}
@@ -98,5 +110,39 @@ func TestAStreamStopsWhileItsProducerIsSilent(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("Read did not return after its context ended")
+	}
+}
+
+// Two streams over one input (stdin given twice, a named pipe given
+// twice) read it in turn: the first to its end, then the second, which
+// finds the end. Each used to read ahead from the moment it was made, so
+// the two took chunks of the input in turn and tore the messages at their
+// edges.
+func TestTwoStreamsOverOneInputReadItInTurn(t *testing.T) {
+	pr, pw := io.Pipe()
+	first := NewStream(io.NopCloser(pr), cdc.JSONL, "stdin", quietLog())
+	defer first.Close()
+	second := NewStream(io.NopCloser(pr), cdc.JSONL, "stdin", quietLog())
+	defer second.Close()
+	const n = 2000
+	go func() {
+		// Many small writes: each goes to whichever read is waiting.
+		for i := range n {
+			io.WriteString(pw, update(i))
+		}
+		pw.Close()
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	got, err := readUntil(t, ctx, first, newBatch())
+	if err != io.EOF {
+		t.Fatalf("the first stream ended with %v after %d messages", err, len(got))
+	}
+	if !slices.Equal(got, seq(0, n)) {
+		t.Fatalf("the first stream read %d messages, not the %d written in order", len(got), n)
+	}
+	rest, err := readUntil(t, ctx, second, newBatch())
+	if err != io.EOF || len(rest) != 0 {
+		t.Fatalf("the second stream read %d messages and ended with %v; want none and io.EOF", len(rest), err)
 	}
 }
