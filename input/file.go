@@ -143,17 +143,40 @@ func (s *File) Start(_ context.Context, cursor []byte) error {
 	if _, err := s.f.Seek(prev.Offset, io.SeekStart); err != nil {
 		return fmt.Errorf("seek %s: %w", s.path, err)
 	}
-	s.dec.Resume(prev.Offset, prev.Line)
+	line, err := s.resumeLine(prev)
+	if err != nil {
+		return err
+	}
+	s.dec.Resume(prev.Offset, line)
 	s.cur, s.read = prev, prev.Offset
 	switch {
 	case prev.Offset == fi.Size() && !s.o.Follow:
 		s.log.Info("input already ingested", "file", s.path, "bytes", fi.Size())
 	case prev.Offset > 0 && s.o.Format == cdc.JSONL:
-		s.log.Info("resuming input", "file", s.path, "offset", prev.Offset, "line", prev.Line+1)
+		s.log.Info("resuming input", "file", s.path, "offset", prev.Offset, "line", line+1)
 	case prev.Offset > 0:
 		s.log.Info("resuming input", "file", s.path, "offset", prev.Offset) // msgpack has no lines
 	}
 	return nil
+}
+
+// resumeLine is the number of lines before the cursor's offset. A cursor
+// that stops after a whole last line without its line end (see the package
+// documentation) counted that line, whose line end, when it comes, is the
+// first byte the resumed decoder reads: it counts again as a line then,
+// so the resumed count starts one lower.
+func (s *File) resumeLine(c fileCursor) (int64, error) {
+	if s.o.Format != cdc.JSONL || c.Offset == 0 || c.Line == 0 {
+		return c.Line, nil
+	}
+	var last [1]byte
+	if _, err := s.f.ReadAt(last[:], c.Offset-1); err != nil {
+		return 0, fmt.Errorf("read %s: %w", s.path, err)
+	}
+	if last[0] != '\n' {
+		return c.Line - 1, nil
+	}
+	return c.Line, nil
 }
 
 // Read fills b from the file. It returns io.EOF at the file's end, unless

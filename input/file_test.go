@@ -100,6 +100,30 @@ func TestAFileEndsAtAWholeLastLineWithoutItsLineEnd(t *testing.T) {
 	}
 }
 
+// A run that ended at a whole last line without its line end counted that
+// line; the rerun, once the line end and more lines are written, must not
+// count the line end as a line of its own, or every position it names
+// (errors, violations, quarantined messages) is one line too far.
+func TestAFileResumedAfterAWholeLastLineWithoutItsLineEndCountsLinesRight(t *testing.T) {
+	dir := t.TempDir()
+	for _, end := range []string{"", "\r"} {
+		path := writeFile(t, dir, "in.jsonl", updates(0, 3)+strings.TrimSuffix(update(3), "\n")+end)
+		got, cursor, err := readFileSource(t, path, nil, cdc.Fail)
+		if err != io.EOF || !slices.Equal(got, seq(0, 4)) {
+			t.Fatalf("first read: %v, %v", got, err)
+		}
+		appendFile(t, path, "\n"+update(4)+"{bad}\n") // {bad} is line 6
+		got, _, err = readFileSource(t, path, cursor, cdc.Fail)
+		var de *cdc.DecodeError
+		if !errors.As(err, &de) || !slices.Equal(got, seq(4, 5)) {
+			t.Fatalf("resumed: %v, %v", got, err)
+		}
+		if de.Pos.Line != 6 {
+			t.Errorf("line end %q: the bad line 6 is reported as line %d", end, de.Pos.Line)
+		}
+	}
+}
+
 func TestAFileStopsBeforeABadLineUnderFail(t *testing.T) {
 	dir := t.TempDir()
 	path := writeFile(t, dir, "in.jsonl", updates(0, 5)+"{bad}\n"+updates(5, 8))
