@@ -8,9 +8,14 @@
 // when the cursor still describes the file: the cursor holds the offset and
 // line reached, a CRC-32C of the file's first bytes (up to 64 KiB, no
 // further than the offset) and one of the 4 KiB before the offset. A file
-// whose bytes differ (replaced, rewritten, cut) is read from its start
-// instead, and what was committed already is dropped as duplicates, which
-// is always harmless: every statement of the protocol is true forever.
+// whose bytes differ there (replaced, rewritten, cut) is read from its
+// start instead, and what was committed already is dropped as duplicates,
+// which is always harmless: every statement of the protocol is true
+// forever. The bytes between those two ranges are not compared, so that a
+// rerun need not read again what was ingested: a file edited in place in
+// the middle only, at the same length, is taken for the one read, and the
+// edit is not seen. Give an edited file under a new name, or a new
+// database, to have it read again.
 //
 // A file may still be being written. Its last line, when it has no line end
 // and is not a whole message (or a msgpack message cut short), is not
