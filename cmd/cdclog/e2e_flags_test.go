@@ -219,3 +219,27 @@ func TestBatchFlagsSayWhatTheyMean(t *testing.T) {
 		t.Fatalf("--batch-delay 0: %s", firstDifference(got, want))
 	}
 }
+
+// An --out that is the database waited for the lock that the same
+// process held and then blamed "another process"; one that is an input
+// was refused as a file the database did not write. Both are usage
+// errors, before anything is opened.
+func TestIngestOutMustBeAFileOfItsOwn(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	writeTestStream(t, in, cdc.JSONL, streamSpec{Seed: 3, Times: 20})
+	db := filepath.Join(dir, "x.db")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--out", db, in}, "is the database (--db)"},
+		{[]string{"--out", in, in}, "is also an input"},
+		{[]string{"--out", filepath.Join(dir, ".", "in.jsonl"), "--from", in}, "is also an input"},
+	} {
+		expectFailure(t, exitUsage, strings.NewReader(""), append([]string{"ingest", "--db", db}, c.args...), c.want)
+	}
+	if dbExists(db) {
+		t.Error("a usage error created the database")
+	}
+}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/cdclog/cdclog/cdc"
@@ -39,6 +41,9 @@ func runIngest(c *cli.Context) error {
 	}
 	sink, err := parseSink(c, e, "ingest", "max-sink-lag", "drain-timeout")
 	if err != nil {
+		return err
+	}
+	if err := checkOutNamesItsOwnFile(c); err != nil {
 		return err
 	}
 	// Every input is opened before the database: a missing one creates
@@ -118,4 +123,36 @@ func processorOptions(c *cli.Context, e *env) (recovery.Options, error) {
 		BatchMessages: batch, BatchDelay: delay,
 		Start: c.Uint64("start"), StartSet: c.IsSet("start"), OnError: policy, Logger: e.log, LockTimeout: wait,
 	}, nil
+}
+
+// checkOutNamesItsOwnFile refuses an --out that is the database or one of
+// the input files: the database would be locked against itself, and an
+// input would be refused as a file the database did not write.
+func checkOutNamesItsOwnFile(c *cli.Context) error {
+	out := c.String("out")
+	if out == "" || out == "-" {
+		return nil
+	}
+	if samePath(out, c.String("db")) {
+		return usageError("--out %s is the database (--db): give the output a file of its own", out)
+	}
+	for _, in := range append(c.StringSlice("from"), c.Args().Slice()...) {
+		if samePath(out, in) {
+			return usageError("--out %s is also an input: give the output a file of its own", out)
+		}
+	}
+	return nil
+}
+
+// samePath reports whether a and b name one file: the same file when
+// both exist, else the same absolute path.
+func samePath(a, b string) bool {
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	if errA == nil && errB == nil {
+		return os.SameFile(fa, fb)
+	}
+	absA, errA := filepath.Abs(a)
+	absB, errB := filepath.Abs(b)
+	return errA == nil && errB == nil && absA == absB
 }
