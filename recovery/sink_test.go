@@ -155,6 +155,8 @@ type damage struct {
 	// cleanOnly: refused only after a clean Close; after a killed run the
 	// damage is what the run can have left.
 	cleanOnly bool
+	// saysKilled, when set, is in the error after a killed run.
+	saysKilled string
 }
 
 func TestOpenRefusesAnOutputFileWhoseBytesItCannotProveItsOwn(t *testing.T) {
@@ -164,34 +166,34 @@ func TestOpenRefusesAnOutputFileWhoseBytesItCannotProveItsOwn(t *testing.T) {
 		{"another database's output took its place", func(t *testing.T, out string, _ []byte) {
 			os.Remove(out)
 			os.WriteFile(out, other, 0o644)
-		}, ErrSinkChanged, false},
+		}, ErrSinkChanged, false, ""},
 		{"another file of the same size was moved to its path", func(t *testing.T, out string, committed []byte) {
 			moved := filepath.Join(filepath.Dir(out), "moved")
 			b := bytes.ToUpper(committed)
 			os.WriteFile(moved, b, 0o644)
 			os.Rename(moved, out)
-		}, ErrSinkChanged, false},
+		}, ErrSinkChanged, false, ""},
 		{"a byte of its committed tail changed", func(t *testing.T, out string, committed []byte) {
 			b := append([]byte(nil), committed...)
 			b[len(b)-10] ^= 1
 			os.WriteFile(out, b, 0o644)
-		}, ErrSinkChanged, false},
+		}, ErrSinkChanged, false, ""},
 		{"a log was appended after it", func(t *testing.T, out string, _ []byte) {
 			appendToFile(t, out, []byte("2026-01-01 12:00:00 service started\n2026-01-01 12:00:01 ok\n"))
-		}, ErrSinkExcess, false},
+		}, ErrSinkExcess, false, "past every record this database committed"},
 		{"records that do not continue its stream were appended", func(t *testing.T, out string, _ []byte) {
 			appendToFile(t, out, inMemory(t, cleanStream(63, 0, 10)))
-		}, ErrSinkExcess, false},
+		}, ErrSinkExcess, false, ""},
 		{"a record that continues its stream was appended", func(t *testing.T, out string, _ []byte) {
 			m := cdc.NewProgress(400, 401)
 			appendToFile(t, out, append(cdc.AppendJSON(nil, &m), '\n'))
-		}, ErrSinkExcess, false},
+		}, ErrSinkExcess, false, ""},
 		{"a byte far before its committed tail changed", func(t *testing.T, out string, committed []byte) {
 			f, _ := os.OpenFile(out, os.O_WRONLY, 0)
 			defer f.Close()
 			b := committed[100] ^ 1
 			f.WriteAt([]byte{b}, 100)
-		}, ErrSinkChanged, false},
+		}, ErrSinkChanged, false, ""},
 		{"more valid records than an interrupted run can leave were appended", func(t *testing.T, out string, _ []byte) {
 			var b []byte
 			for f := uint64(400); len(b) <= sinkAllowance; f++ {
@@ -199,16 +201,16 @@ func TestOpenRefusesAnOutputFileWhoseBytesItCannotProveItsOwn(t *testing.T) {
 				b = append(cdc.AppendJSON(b, &m), '\n')
 			}
 			appendToFile(t, out, b)
-		}, ErrSinkExcess, false},
+		}, ErrSinkExcess, false, ""},
 		{"it was copied, and the copy grew, and took its place", func(t *testing.T, out string, committed []byte) {
 			copied := filepath.Join(filepath.Dir(out), "copy")
 			m := cdc.NewProgress(400, 401)
 			os.WriteFile(copied, append(cdc.AppendJSON(append([]byte(nil), committed...), &m), '\n'), 0o644)
 			os.Rename(copied, out)
-		}, ErrSinkExcess, false},
+		}, ErrSinkExcess, false, ""},
 		{"it was cut short", func(t *testing.T, out string, committed []byte) {
 			os.Truncate(out, int64(len(committed)-1))
-		}, ErrSinkShort, false},
+		}, ErrSinkShort, false, ""},
 	}
 	for _, tc := range cases {
 		for _, killed := range []bool{false, true} {
@@ -248,6 +250,9 @@ func refusesDamage(t *testing.T, clean []cdc.Message, tc damage, killed bool) {
 	}
 	if !strings.Contains(err.Error(), "cdclog replay --db") {
 		t.Errorf("the error does not say how to recover: %v", err)
+	}
+	if killed && !strings.Contains(err.Error(), tc.saysKilled) {
+		t.Errorf("the error does not say %q: %v", tc.saysKilled, err)
 	}
 	if after := readFileOrNil(t, out); !bytes.Equal(after, before) {
 		t.Fatalf("the refused file was changed: %d bytes, had %d", len(after), len(before))

@@ -165,8 +165,8 @@ func (p *Processor) verifySink(size int64) error {
 	}
 	ino := inodeOf(s)
 	replaced := cs.Inode != 0 && ino != 0 && ino != cs.Inode
+	from := cs.Size
 	if size > cs.Size {
-		from := cs.Size
 		if err := p.adoptCommitted(size); err != nil {
 			return err
 		}
@@ -179,13 +179,17 @@ func (p *Processor) verifySink(size int64) error {
 			if err := s.Sync(); err != nil {
 				return fmt.Errorf("fsync output file: %w", err)
 			}
-			p.log.Info("output file already holds committed records past its recorded size: kept", "file", cs.Name, "bytes_kept", cs.Size-from, "next_record", cs.Next)
 		}
 	}
 	if size > cs.Size {
 		if err := p.checkExcess(size, replaced, ino); err != nil {
 			return err
 		}
+	}
+	if cs.Size > from {
+		p.log.Info("output file already holds committed records past its recorded size: kept", "file", cs.Name, "bytes_kept", cs.Size-from, "next_record", cs.Next)
+	}
+	if size > cs.Size {
 		p.log.Info("cutting uncommitted output", "file", cs.Name, "bytes", size-cs.Size)
 		if err := s.Truncate(cs.Size); err != nil {
 			return fmt.Errorf("cut output file back to %d bytes: %w", cs.Size, err)
@@ -380,8 +384,12 @@ func (p *Processor) checkLeftover(size int64, refuse func(string, ...any) error)
 			}
 		}
 		for i, b := range got[:n] {
-			if b != 0 && (i >= len(want) || b != want[i]) {
-				return refuse("the byte at offset %d is not the one this database wrote there", off+int64(i))
+			switch {
+			case b == 0:
+			case i >= len(want):
+				return refuse("the bytes from offset %d on are past every record this database committed, so another program wrote them", off+int64(i))
+			case b != want[i]:
+				return refuse("the byte at offset %d differs from the committed record this database wrote there", off+int64(i))
 			}
 		}
 		want = want[:copy(want, want[min(n, len(want)):])]
