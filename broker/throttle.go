@@ -10,7 +10,8 @@ import (
 // more than maxLag records behind the stored output log: backpressure on
 // the input instead of an output log that grows without bound while the
 // output broker is down. What was read before is committed meanwhile, so
-// nothing waits on the wait but the next Read. The wrapper passes
+// nothing waits on the wait but the next Read; since the lag is looked at
+// only then, it can pass maxLag by what a few Reads release. The wrapper passes
 // Committed on to src when src is an Acknowledger.
 func Throttle(src recovery.Source, f *Forwarder, maxLag uint64) recovery.Source {
 	return &throttled{Source: src, f: f, maxLag: maxLag}
