@@ -24,7 +24,8 @@ type Stream struct {
 
 // NewStream returns a source reading r, in format f; label names it in
 // positions and errors ("stdin", a path). Nothing is read from r before
-// the stream's first Read. Close closes r when it is an io.Closer. log may be nil (slog's default).
+// the stream's first Read. Close closes r when it is an io.Closer. log
+// may be nil (slog's default).
 func NewStream(r io.Reader, f cdc.Format, label string, log *slog.Logger) *Stream {
 	if log == nil {
 		log = slog.Default()
