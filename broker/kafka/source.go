@@ -118,6 +118,10 @@ func (s *Source) Start(ctx context.Context, cursor []byte) error {
 	s.cl, err = s.o.newClient(
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{s.o.Topic: offsets}),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		// A transaction's commit or abort marker takes an offset; kept,
+		// it moves the position past itself (see read), so that a topic
+		// written in transactions does not show a lag of 1 for ever.
+		kgo.KeepControlRecords(),
 		kgo.ConsumeResetOffset(reset),
 	)
 	if err != nil {
@@ -254,6 +258,7 @@ func (s *Source) Read(ctx context.Context, b *recovery.SourceBatch) error {
 }
 
 func (s *Source) read(ctx context.Context, b *recovery.SourceBatch) error {
+	moved := false // past a control record, with nothing in b
 	for b.Len() < b.Max {
 		if s.rec != nil {
 			if err := s.take(b); err != nil {
@@ -262,9 +267,21 @@ func (s *Source) read(ctx context.Context, b *recovery.SourceBatch) error {
 			continue
 		}
 		if len(s.queue) > 0 {
-			s.rec, s.queue = s.queue[0], s.queue[1:]
+			r := s.queue[0]
+			s.queue = s.queue[1:]
+			if r.Attrs.IsControl() {
+				// A transaction marker: no message, but the position
+				// passes it.
+				s.pos[r.Partition] = Position{Offset: r.Offset + 1, Epoch: r.LeaderEpoch}
+				moved = true
+				continue
+			}
+			s.rec = r
 			s.parts, s.taken = broker.DecodeValue(s.o.Format, s.rec.Value, s.parts[:0]), 0
 			continue
+		}
+		if moved && b.Len() == 0 {
+			return nil // commit the position that passed the markers
 		}
 		if err := s.poll(ctx, b.Max-b.Len(), b.Len() == 0); err != nil {
 			return err
