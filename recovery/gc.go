@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/cdclog/cdclog/cdc"
 	"github.com/cdclog/cdclog/store"
 	"github.com/cdclog/cdclog/wal"
 	bolt "go.etcd.io/bbolt"
@@ -184,9 +185,9 @@ func (p *Processor) GC(ctx context.Context, o GCOptions) (GCResult, error) {
 // wal.Log.DeleteBelowUpdating).
 func drop(tx *bolt.Tx, cp *checkpoint, o GCOptions, now time.Time, res *GCResult, ws *wal.Stats) (bool, error) {
 	changed := false
-	floor := cp.Frontier
-	if cp.Done {
-		floor = ^uint64(0)
+	floor, err := keepBase(tx, cp, o.KeepTimes)
+	if err != nil {
+		return false, err
 	}
 	floor -= min(floor, o.KeepTimes)
 	res.Floor = cp.WALFloor
@@ -215,4 +216,28 @@ func drop(tx *bolt.Tx, cp *checkpoint, o GCOptions, now time.Time, res *GCResult
 	res.OutputFrom = cp.outputFrom()
 	res.OutputRecordsDropped = res.OutputFrom - before
 	return changed, nil
+}
+
+// keepBase returns the time that keep times are counted back from: the
+// frontier, or, once the stream is complete (the frontier past every
+// time), the lower bound of the output log's last progress statement,
+// the unbounded one that completed it, so that --keep-wal N keeps the
+// last N times of a complete stream as it does of a running one. Without
+// keep, a complete stream's WAL is dropped whole (up to the unbounded
+// statement).
+func keepBase(tx *bolt.Tx, cp *checkpoint, keep uint64) (uint64, error) {
+	if !cp.Done {
+		return cp.Frontier, nil
+	}
+	if keep == 0 {
+		return ^uint64(0), nil
+	}
+	_, last, err := outputTail(tx)
+	if err != nil {
+		return 0, err
+	}
+	if last == nil || last.Kind != cdc.KindProgress || !last.Progress.Unbounded {
+		return ^uint64(0), nil // crossCheck reports such a log
+	}
+	return last.Progress.Lower, nil
 }
