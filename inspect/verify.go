@@ -16,7 +16,10 @@ import (
 // it, and what its retention dropped of the output, are said in a note.
 func Verify(w io.Writer, res *recovery.VerifyResult, walFloor uint64) error {
 	var notes []string
-	if walFloor > 0 {
+	switch {
+	case walFloor == ^uint64(0):
+		notes = append(notes, "gc dropped the WAL of the whole stream, which is complete")
+	case walFloor > 0:
 		notes = append(notes, fmt.Sprintf("from time %d on: gc dropped the WAL below it", walFloor))
 	}
 	if res.OutputFrom > 1 {
@@ -26,7 +29,11 @@ func Verify(w io.Writer, res *recovery.VerifyResult, walFloor uint64) error {
 	if len(notes) > 0 {
 		note = " (" + strings.Join(notes, "; ") + ")"
 	}
-	if res.Match {
+	switch {
+	case res.Match && res.Compared == 0:
+		_, err := fmt.Fprintf(w, "verified 0 records%s: nothing was left to compare\n", note)
+		return err
+	case res.Match:
 		_, err := fmt.Fprintf(w, "verified %d records%s: identical\n", res.Compared, note)
 		return err
 	}
