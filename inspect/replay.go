@@ -60,7 +60,7 @@ func Replay(w io.Writer, r control.View, from uint64, o StreamOptions) error {
 func Rederive(w io.Writer, r *recovery.Reader, o StreamOptions) error {
 	total := int64(r.OutputEnd()) - 1 // the same records, when gc dropped nothing
 	if floor := r.WALFloor(); floor > 0 {
-		o.log().Info("gc dropped the WAL below the floor: the re-derived stream starts there", "wal_floor", floor)
+		o.log().Info("gc dropped the WAL below the floor: the re-derived stream holds nothing before it (empty steps just after it may be missing too)", "wal_floor", floor)
 		total = 0
 	}
 	s := o.start(w, total)
