@@ -30,6 +30,14 @@ type Client struct {
 // command, or a cdclog from before control sockets).
 var ErrNoSocket = errors.New("no cdclog answers on the database's control socket")
 
+// ErrUnresponsive: a process accepts connections on the database's control
+// socket but did not answer within DialTimeout (it is stopped, hung, or
+// overloaded): it most likely still holds the database.
+var ErrUnresponsive = errors.New("the cdclog holding the database accepts on its control socket but does not answer")
+
+// DialTimeout bounds Dial's wait for the holder's answer.
+var DialTimeout = 5 * time.Second
+
 // ErrGone: the process that answered on Dial no longer does (it is
 // stopping, or has stopped): the database may be free to open.
 var ErrGone = errors.New("the running cdclog stopped answering")
@@ -48,9 +56,12 @@ func Dial(db string) (*Client, error) {
 		},
 		DisableCompression: true,
 	}}}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), DialTimeout)
 	defer cancel()
 	if err := c.getJSON(ctx, "/v1/info", nil, &c.info); err != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, fmt.Errorf("%w: no answer on %s within %v (is it stopped, e.g. by SIGSTOP, or hung?)", ErrUnresponsive, path, DialTimeout)
+		}
 		if errors.Is(err, ErrGone) {
 			return nil, fmt.Errorf("%w (%s): %v", ErrNoSocket, path, err)
 		}

@@ -3,6 +3,7 @@ package control
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/cdclog/cdclog/demangle"
@@ -31,7 +32,8 @@ type View interface {
 // when a running cdclog holds it, it asks that process over its control
 // socket instead (a *Client). A holder without a socket (an offline
 // command such as gc) is waited for, up to timeout (store.NoWait: not at
-// all); then the error wraps recovery.ErrLocked.
+// all); then the error wraps recovery.ErrLocked, and ErrUnresponsive too
+// when a process accepted on the socket but did not answer.
 func OpenView(path string, timeout time.Duration) (View, error) {
 	r, err := recovery.OpenReader(path, store.NoWait)
 	if err == nil {
@@ -40,11 +42,16 @@ func OpenView(path string, timeout time.Duration) (View, error) {
 	if !errors.Is(err, recovery.ErrLocked) {
 		return nil, err
 	}
-	if cl, cerr := Dial(path); cerr == nil {
+	cl, cerr := Dial(path)
+	if cerr == nil {
 		return cl, nil
 	}
 	r, err = recovery.OpenReader(path, timeout)
 	if err != nil {
+		if errors.Is(err, recovery.ErrLocked) && errors.Is(cerr, ErrUnresponsive) {
+			// Say who holds it: not a holder without a socket.
+			return nil, fmt.Errorf("%w; %w", err, cerr)
+		}
 		return nil, err
 	}
 	return r, nil

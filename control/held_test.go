@@ -4,12 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/cdclog/cdclog/recovery"
+	"github.com/cdclog/cdclog/store"
 )
 
 func TestOpenViewReadsTheFileAtRestAndAsksTheProcessThatHoldsIt(t *testing.T) {
@@ -151,5 +155,38 @@ func TestReadReturnsTheFunctionsErrorAndTheOpeningsError(t *testing.T) {
 	err := Read(filepath.Join(dir, "none.db"), 0, nil, func(View) error { called = true; return nil })
 	if !errors.Is(err, recovery.ErrNotExist) || called {
 		t.Errorf("Read of a missing database = %v (fn called: %v), want recovery.ErrNotExist", err, called)
+	}
+}
+
+func TestOpenViewNamesAHolderThatAcceptsButDoesNotAnswer(t *testing.T) {
+	dir := t.TempDir()
+	_, s, db := running(t, dir, stream(5))
+	sock := s.Path()
+	s.Close()
+	// A holder that is stopped (SIGSTOP) or hung: the socket accepts
+	// connections, and nothing answers.
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	old := DialTimeout
+	DialTimeout = 100 * time.Millisecond
+	defer func() { DialTimeout = old }()
+	_, err = OpenView(db, store.NoWait)
+	if !errors.Is(err, recovery.ErrLocked) || !errors.Is(err, ErrUnresponsive) {
+		t.Fatalf("error %v, want recovery.ErrLocked and ErrUnresponsive", err)
+	}
+	if !strings.Contains(err.Error(), sock) {
+		t.Fatalf("error %q does not name the socket %s", err, sock)
 	}
 }

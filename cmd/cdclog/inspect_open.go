@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cdclog/cdclog/control"
 	"github.com/cdclog/cdclog/recovery"
 	"github.com/cdclog/cdclog/store"
 	"github.com/urfave/cli/v2"
@@ -75,6 +76,8 @@ func openReader(c *cli.Context, cmd string) (*recovery.Reader, error) {
 // 1) that tells the operator what to do.
 func dbError(err error) error {
 	switch {
+	case errors.Is(err, control.ErrUnresponsive):
+		err = fmt.Errorf("%w; retry once it answers again, or stop it", err)
 	case errors.Is(err, recovery.ErrLocked):
 		err = fmt.Errorf("%w; another cdclog (a gc, or a process without a control socket) has it open, so retry when it is done or raise --lock-timeout", err)
 	case errors.Is(err, recovery.ErrNotExist):
