@@ -31,12 +31,13 @@ type Client struct {
 var ErrNoSocket = errors.New("no cdclog answers on the database's control socket")
 
 // ErrUnresponsive: a process accepts connections on the database's control
-// socket but did not answer within DialTimeout (it is stopped, hung, or
+// socket but did not answer within 5 s (it is stopped, hung, or
 // overloaded): it most likely still holds the database.
 var ErrUnresponsive = errors.New("the cdclog holding the database accepts on its control socket but does not answer")
 
-// DialTimeout bounds Dial's wait for the holder's answer.
-var DialTimeout = 5 * time.Second
+// dialTimeout bounds Dial's wait for the holder's answer (a variable
+// only so that tests can shorten it).
+var dialTimeout = 5 * time.Second
 
 // ErrGone: the process that answered on Dial no longer does (it is
 // stopping, or has stopped): the database may be free to open.
@@ -56,11 +57,11 @@ func Dial(db string) (*Client, error) {
 		},
 		DisableCompression: true,
 	}}}
-	ctx, cancel := context.WithTimeout(context.Background(), DialTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), dialTimeout)
 	defer cancel()
 	if err := c.getJSON(ctx, "/v1/info", nil, &c.info); err != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, fmt.Errorf("%w: no answer on %s within %v (is it stopped, e.g. by SIGSTOP, or hung?)", ErrUnresponsive, path, DialTimeout)
+			return nil, fmt.Errorf("%w: no answer on %s within %v (is it stopped, e.g. by SIGSTOP, or hung?)", ErrUnresponsive, path, dialTimeout)
 		}
 		if errors.Is(err, ErrGone) {
 			return nil, fmt.Errorf("%w (%s): %v", ErrNoSocket, path, err)

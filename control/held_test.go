@@ -179,9 +179,9 @@ func TestOpenViewNamesAHolderThatAcceptsButDoesNotAnswer(t *testing.T) {
 			defer c.Close()
 		}
 	}()
-	old := DialTimeout
-	DialTimeout = 100 * time.Millisecond
-	defer func() { DialTimeout = old }()
+	old := dialTimeout
+	dialTimeout = 100 * time.Millisecond
+	defer func() { dialTimeout = old }()
 	_, err = OpenView(db, store.NoWait)
 	if !errors.Is(err, recovery.ErrLocked) || !errors.Is(err, ErrUnresponsive) {
 		t.Fatalf("error %v, want recovery.ErrLocked and ErrUnresponsive", err)
