@@ -69,6 +69,7 @@ func runDemangle(c *cli.Context) (err error) {
 	defer closeIn()
 
 	memlimit.SetSoftLimit(maxMemory)
+	e.stdoutStream = true
 	prog := newInputProgress(e, c.Command.Name, []string{c.Args().First()})
 	if prog != nil {
 		o.Progress = func(p clean.Progress) {

@@ -20,10 +20,15 @@ type env struct {
 	inFormat  cdc.Format
 	outFormat cdc.Format
 	quiet     bool
-	stdin     io.Reader
-	stdout    io.Writer
-	stderr    io.Writer
-	log       *slog.Logger
+	// stdoutStream is set by a command that writes its stream to stdout
+	// (demangle, replay, ingest without --out): no progress is drawn then
+	// when stdout is the terminal too, where it would share lines with the
+	// stream.
+	stdoutStream bool
+	stdin        io.Reader
+	stdout       io.Writer
+	stderr       io.Writer
+	log          *slog.Logger
 }
 
 const envKey = "cdclog.env"
@@ -84,13 +89,15 @@ func getEnv(c *cli.Context) *env {
 	return &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, log: slog.Default()}
 }
 
-// interactive reports whether progress may be drawn: stderr is a terminal
-// and --quiet is off.
+// interactive reports whether progress may be drawn: stderr is a terminal,
+// --quiet is off, and stdout is not a terminal receiving the stream.
 func (e *env) interactive() bool {
-	if e.quiet {
-		return false
-	}
-	f, ok := e.stderr.(*os.File)
+	return !e.quiet && isTerminal(e.stderr) && !(e.stdoutStream && isTerminal(e.stdout))
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w any) bool {
+	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 

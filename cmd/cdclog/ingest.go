@@ -65,6 +65,7 @@ func runIngest(c *cli.Context) error {
 		if out, err = openOutput(e, c.String("out"), &opts); err != nil {
 			return err
 		}
+		e.stdoutStream = opts.Live == e.stdout
 	}
 	p, err := recovery.Open(c.String("db"), opts)
 	if err != nil {

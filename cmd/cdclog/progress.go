@@ -9,7 +9,8 @@ import (
 )
 
 // newProgress returns a display of o on e's stderr, or nil (which does
-// nothing) when stderr is not a terminal or --quiet is set.
+// nothing) when stderr is not a terminal, --quiet is set, or the stream
+// goes to stdout and stdout is the terminal too (see env.interactive).
 func newProgress(e *env, o progress.Options) *progress.Bar {
 	if !e.interactive() {
 		return nil
@@ -37,10 +38,11 @@ func startProgressLog(e *env, msg string, every time.Duration, attrs func() []sl
 }
 
 // streamOptions are the options of a stream written to stdout, its
-// progress drawn as a display labelled label (progress.Tally); done ends
-// the display.
+// progress drawn as a display labelled label (progress.Tally) unless
+// stdout is the terminal too; done ends the display.
 func streamOptions(e *env, label string) (o inspect.StreamOptions, done func()) {
 	o = inspect.StreamOptions{Format: e.outFormat, Log: e.log}
+	e.stdoutStream = true
 	if !e.interactive() {
 		return o, func() {}
 	}
