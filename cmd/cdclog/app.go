@@ -26,7 +26,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		DisableSliceFlagSeparator: true,
 		ExitErrHandler:            func(*cli.Context, error) {}, // run maps errors to exit codes
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return usageError("%v", err)
+			return usageError("%s", flagText(err))
 		},
 		Before: func(c *cli.Context) error {
 			if c.Bool("version") {

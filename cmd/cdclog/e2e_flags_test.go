@@ -159,8 +159,12 @@ func TestMistypedNamesGetASuggestion(t *testing.T) {
 		{[]string{"help", "inspekt"}, `unknown command "inspekt" (did you mean inspect?)`},
 		{[]string{"help", "inspect", "stauts"}, `unknown command "stauts" (did you mean status?)`},
 		{[]string{"inspect", "stauts", "--db", "x.db"}, `unknown view "stauts" (did you mean status?)`},
-		{[]string{"ingest", "--dbb", "x.db"}, "flag provided but not defined: -dbb (did you mean --db?)"},
+		{[]string{"ingest", "--dbb", "x.db"}, "flag provided but not defined: --dbb (did you mean --db?)"},
 		{[]string{"gen", "--formt", "msgpack"}, "(did you mean --format?)"},
+		// Long flags are spelled with two dashes, as the help spells them.
+		{[]string{"gen", "--times", "-1"}, `invalid value "-1" for flag --times`},
+		{[]string{"ingest", "--db"}, "flag needs an argument: --db"},
+		{[]string{"merge", "--on-eror", "skip", "a"}, "merge: flag provided but not defined: --on-eror"},
 		{[]string{"frobnicate"}, `unknown command "frobnicate" (see 'cdclog --help')`},
 	}
 	for _, c := range cases {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"regexp"
 	"strings"
 	"time"
 
@@ -82,8 +83,18 @@ func setupCommands(path string, cmds []*cli.Command) {
 // gets the flag it most likely meant.
 func commandUsageError(name string) cli.OnUsageErrorFunc {
 	return func(c *cli.Context, err error, _ bool) error {
-		return usageError("%s: %v%s", name, err, flagSuggestion(c, err))
+		return usageError("%s: %s%s", name, flagText(err), flagSuggestion(c, err))
 	}
+}
+
+// goFlagName is a long flag's name as the flag package prints it in its
+// errors, with one dash.
+var goFlagName = regexp.MustCompile(`(not defined: |for flag |needs an argument: )-([[:alnum:]][[:alnum:]-]+)($|[: ])`)
+
+// flagText is err's text with long flags spelled as cdclog's help spells
+// them: "--limit", not the flag package's "-limit".
+func flagText(err error) string {
+	return goFlagName.ReplaceAllString(err.Error(), "$1--$2$3")
 }
 
 // flagSuggestion returns cliargs.FlagSuggestion for err among the

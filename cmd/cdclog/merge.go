@@ -24,7 +24,7 @@ func mergeCommand() *cli.Command {
 		// A bad flag is a usage error (exit 2); the app-level hook does not
 		// reach subcommands.
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return usageError("merge: %v", err)
+			return usageError("merge: %s", flagText(err))
 		},
 		Action: runMerge,
 	}
