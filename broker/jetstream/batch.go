@@ -96,7 +96,7 @@ func (s *session) commit(ctx context.Context, recs []broker.Outgoing) error {
 		return s.refused(what, len(recs), ack.Error)
 	}
 	if ack.Stream != s.o.o.Stream {
-		return broker.Fatal(fmt.Errorf("%w: %s: stored by stream %s", broker.ErrOutputConfig, what, ack.Stream))
+		return fmt.Errorf("%w: %s: stored by stream %s", broker.ErrOutputConfig, what, ack.Stream)
 	}
 	if ack.Batch != id || ack.Count != len(recs) || ack.Seq == 0 {
 		return fmt.Errorf("%s: the commit's acknowledgement is for batch %q of %d messages at sequence %d, not %q of %d", what, ack.Batch, ack.Count, ack.Seq, id, len(recs))
@@ -118,13 +118,14 @@ func (s *session) stage(recs []broker.Outgoing, id string) (*nats.Msg, error) {
 			// message for a subject in a batch; it holds for the batch.
 			m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(s.last, 10))
 		}
-		if i == len(recs)-1 {
+		last := i == len(recs)-1
+		if last {
 			m.Header.Set(batchCommitHeader, "1")
 		}
 		if err := s.fits(m, r); err != nil {
 			return nil, err
 		}
-		if i == len(recs)-1 {
+		if last {
 			return m, nil
 		}
 		if err := s.nc.PublishMsg(m); err != nil {

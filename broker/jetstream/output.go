@@ -267,13 +267,18 @@ func (s *session) fits(m *nats.Msg, r broker.Outgoing) error {
 	if s.maxMsgSize <= 0 || size <= s.maxMsgSize {
 		return nil
 	}
-	return fmt.Errorf("%w: %s: output record %d is %d bytes with its headers, over stream %s's max_msg_size of %d: raise it (nats stream edit %s --max-msg-size)",
-		broker.ErrOutputConfig, s.o.Name(), r.Seq, size, s.o.o.Stream, s.maxMsgSize, s.o.o.Stream)
+	return fmt.Errorf("%w: %s: output record %d is %d bytes with its headers, over stream %s's max_msg_size of %d: %s",
+		broker.ErrOutputConfig, s.o.Name(), r.Seq, size, s.o.o.Stream, s.maxMsgSize, s.raiseMaxMsgSize())
 }
 
-// tooLarge returns err, made fatal when it says that a record of recs is
-// larger than the servers or the stream take: sending it again cannot
-// succeed, and skipping it would leave a gap in the output. It names the
+// raiseMaxMsgSize says how to raise the stream's max_msg_size.
+func (s *session) raiseMaxMsgSize() string {
+	return fmt.Sprintf("raise it (nats stream edit %s --max-msg-size)", s.o.o.Stream)
+}
+
+// tooLarge returns err, as an ErrOutputConfig (fatal) when it says that a
+// record of recs is larger than the servers or the stream take: sending
+// it again cannot succeed, and skipping it would leave a gap in the output. It names the
 // largest record of recs, the one at fault.
 func (s *session) tooLarge(recs []broker.Outgoing, err error) error {
 	var api *jetstream.APIError
@@ -287,11 +292,11 @@ func (s *session) tooLarge(recs []broker.Outgoing, err error) error {
 			big = r
 		}
 	}
-	limit := fmt.Sprintf("stream %s's max_msg_size: raise it (nats stream edit %s --max-msg-size)", s.o.o.Stream, s.o.o.Stream)
+	limit := fmt.Sprintf("stream %s's max_msg_size: %s", s.o.o.Stream, s.raiseMaxMsgSize())
 	if payload {
 		limit = fmt.Sprintf("the servers' max_payload of %d bytes, headers included: raise max_payload in the server configuration", s.nc.MaxPayload())
 	}
-	return broker.Fatal(fmt.Errorf("%w: %s: output record %d is %d bytes, over %s: %w", broker.ErrOutputConfig, s.o.Name(), big.Seq, len(big.Value), limit, err))
+	return fmt.Errorf("%w: %s: output record %d is %d bytes, over %s: %w", broker.ErrOutputConfig, s.o.Name(), big.Seq, len(big.Value), limit, err)
 }
 
 // message returns r as a message to the subject, with its Nats-Msg-Id
@@ -325,7 +330,7 @@ func (s *session) publish(ctx context.Context, r broker.Outgoing) error {
 		return fmt.Errorf("%s: publish record %d: %w", s.o.Name(), r.Seq, err)
 	}
 	if ack.Stream != s.o.o.Stream {
-		return broker.Fatal(fmt.Errorf("%w: %s: record %d was stored by stream %s", broker.ErrOutputConfig, s.o.Name(), r.Seq, ack.Stream))
+		return fmt.Errorf("%w: %s: record %d was stored by stream %s", broker.ErrOutputConfig, s.o.Name(), r.Seq, ack.Stream)
 	}
 	s.last = ack.Sequence
 	return nil

@@ -268,7 +268,7 @@ func (s *session) Write(ctx context.Context, recs []broker.Outgoing) error {
 	}
 	mu.Unlock()
 	if errors.Is(err, kerr.MessageTooLarge) && prec != nil {
-		return broker.Fatal(s.tooLarge(prec, err))
+		return s.tooLarge(prec, err) // an ErrOutputConfig: fatal
 	}
 	if err != nil {
 		// The session ends: the next one's InitProducerID aborts what
