@@ -36,13 +36,8 @@ func TestDamagedPageHeadersAreReportedNotCrashed(t *testing.T) {
 	db.Close()
 	good, _ := os.ReadFile(path)
 	// The root page of the newest meta page (the one with the higher txid).
-	pageSize := int(binary.LittleEndian.Uint32(good[16+8:]))
-	meta := func(i int) []byte { return good[i*pageSize+16:] }
-	m := meta(0)
-	if binary.LittleEndian.Uint64(meta(1)[48:]) > binary.LittleEndian.Uint64(m[48:]) {
-		m = meta(1)
-	}
-	root := int(binary.LittleEndian.Uint64(m[16:]))
+	newer, metas := newerMeta(t, good)
+	pageSize, root := int(metas[newer].pageSize), int(metas[newer].root)
 	for _, f := range []struct {
 		name string
 		off  int
@@ -66,16 +61,21 @@ func TestDamagedPageHeadersAreReportedNotCrashed(t *testing.T) {
 }
 
 // newerMeta returns the index (0 or 1) of the meta page of the higher
-// txid in the database file good, and both txids.
-func newerMeta(good []byte) (newer int, txids [2]uint64) {
+// txid in the database file good, and both meta pages.
+func newerMeta(t *testing.T, good []byte) (newer int, metas [2]boltMeta) {
+	t.Helper()
 	ps := os.Getpagesize()
-	for i := range txids {
-		txids[i] = binary.NativeEndian.Uint64(good[i*ps+pageHeaderSize+48:])
+	for i := range metas {
+		m, ok := parseMeta(good[i*ps:])
+		if !ok {
+			t.Fatalf("meta page %d of the undamaged file does not validate", i)
+		}
+		metas[i] = m
 	}
-	if txids[1] > txids[0] {
+	if metas[1].txid > metas[0].txid {
 		newer = 1
 	}
-	return newer, txids
+	return newer, metas
 }
 
 // damageMeta flips a bit of meta page i's magic: bbolt then reads the
@@ -116,8 +116,8 @@ func TestACompactedFileWithADamagedMetaPageIsNotTakenForANewDatabase(t *testing.
 	if err != nil {
 		t.Fatal(err)
 	}
-	newer, txids := newerMeta(good)
-	if older := txids[1-newer]; older > 1 {
+	newer, metas := newerMeta(t, good)
+	if older := metas[1-newer].txid; older > 1 {
 		t.Fatalf("the compacted file's older meta page has txid %d, want the empty state's", older)
 	}
 	bad := damageMeta(good, newer)
