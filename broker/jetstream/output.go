@@ -263,8 +263,11 @@ func (s *session) Write(ctx context.Context, recs []broker.Outgoing) error {
 // message, and in an atomic batch it only says that the batch is
 // incomplete, which a new session would retry for ever.
 func (s *session) fits(m *nats.Msg, r broker.Outgoing) error {
+	if s.maxMsgSize <= 0 {
+		return nil
+	}
 	size := m.Size() - len(m.Subject) - len(m.Reply)
-	if s.maxMsgSize <= 0 || size <= s.maxMsgSize {
+	if size <= s.maxMsgSize {
 		return nil
 	}
 	return fmt.Errorf("%w: %s: output record %d is %d bytes with its headers, over stream %s's max_msg_size of %d: %s",
