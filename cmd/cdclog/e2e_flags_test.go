@@ -135,6 +135,10 @@ func TestHelpCommandShowsTheSameHelpAsTheFlag(t *testing.T) {
 		{[]string{"help", "inspect", "status"}, []string{"inspect", "status", "--help"}},
 		{[]string{"--quiet", "help", "gen"}, []string{"gen", "in.jsonl", "--help"}},
 		{[]string{"help", "gen"}, []string{"--help", "gen"}},
+		// "help" after a command with subcommands is its help too.
+		{[]string{"inspect", "help"}, []string{"inspect", "--help"}},
+		{[]string{"inspect", "--db", "x.db", "help", "wal"}, []string{"inspect", "wal", "--help"}},
+		{[]string{"consumer", "help", "delete"}, []string{"consumer", "delete", "--help"}},
 	}
 	for _, c := range cases {
 		h, f := mustRunBin(t, nil, c.help...), mustRunBin(t, nil, c.flag...)

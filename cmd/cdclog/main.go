@@ -9,6 +9,7 @@ import (
 
 	"github.com/cdclog/cdclog/internal/cliargs"
 	"github.com/cdclog/cdclog/internal/gctune"
+	"github.com/urfave/cli/v2"
 )
 
 func main() {
@@ -29,6 +30,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if line.Help && len(line.Commands) == 0 && len(line.Args) > 0 {
 		return reportError(stderr, unknownCommand(app.Commands, line.Args[0]))
 	}
+	if sub := subcommandHelp(app, line); sub != nil {
+		line = *sub
+	}
 	if len(line.Commands) == 1 && line.Commands[0] == "help" && len(line.Args) > 0 {
 		var err error
 		if line, err = cliargs.HelpLine(app, line); err != nil {
@@ -36,4 +40,27 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	return reportError(stderr, app.Run(line.Strings()))
+}
+
+// subcommandHelp turns "COMMAND help [SUB]" for a command with subcommands
+// (inspect, consumer) into "help COMMAND [SUB]", which urfave/cli would
+// otherwise take for an unknown view or subcommand named help. It returns
+// nil for every other line: for a command without subcommands, such as
+// demangle, "help" is an ordinary argument (a file name).
+func subcommandHelp(app *cli.App, line cliargs.Line) *cliargs.Line {
+	if len(line.Commands) == 0 || len(line.Args) == 0 || line.Args[0] != "help" {
+		return nil
+	}
+	cmd := app.Command(line.Commands[0])
+	for _, name := range line.Commands[1:] {
+		if cmd == nil {
+			return nil
+		}
+		cmd = cmd.Command(name)
+	}
+	if cmd == nil || len(cmd.Subcommands) == 0 {
+		return nil
+	}
+	args := append(append([]string(nil), line.Commands...), line.Args[1:]...)
+	return &cliargs.Line{Program: line.Program, Flags: [][]string{line.Flags[0]}, Commands: []string{"help"}, Args: args}
 }
