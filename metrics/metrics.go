@@ -49,8 +49,8 @@ func New(log *slog.Logger) *Metrics {
 		m.reg.MustRegister(c)
 		return c
 	}
-	m.read = counter("cdclog_messages_read_total", "Messages and undecodable inputs in the requests committed since the process started.")
-	m.requests = counter("cdclog_requests_total", "Requests committed since the process started.")
+	m.read = counter("cdclog_messages_read_total", "Messages and undecodable inputs in the requests (ingest's batches, serve's appends) committed since the process started.")
+	m.requests = counter("cdclog_requests_total", "Requests committed since the process started: ingest's batches of input, serve's appends.")
 	m.commits = counter("cdclog_commits_total", "Group commits (bbolt transactions) since the process started.")
 	m.output = counter("cdclog_output_records_total", "Output records released since the process started.")
 	outcomes := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cdclog_messages_total",
