@@ -21,7 +21,7 @@ type env struct {
 	outFormat cdc.Format
 	quiet     bool
 	// stdoutStream is set by a command that writes its stream to stdout
-	// (demangle, replay, ingest without --out): no progress is drawn then
+	// (demangle, replay, merge, ingest without --out): no progress is drawn then
 	// when stdout is the terminal too, where it would share lines with the
 	// stream.
 	stdoutStream bool

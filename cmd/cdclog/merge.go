@@ -76,7 +76,10 @@ func runMerge(c *cli.Context) error {
 		return err
 	}
 	start := time.Now()
-	var p *progress.Counter // nil, drawing nothing, unless stderr is a terminal
+	// The merged records go to stdout: when that is the terminal the
+	// display would be drawn on, the two would share its lines.
+	e.stdoutStream = true
+	var p *progress.Counter // nil, drawing nothing, unless stderr is a terminal (and stdout is not)
 	if e.interactive() {
 		p = progress.NewCounter(e.stderr, "merged", start)
 	}

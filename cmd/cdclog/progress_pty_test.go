@@ -3,8 +3,12 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -13,6 +17,15 @@ import (
 // openPTY returns the terminal side of a new pseudo-terminal (and keeps
 // its other side open until the test ends).
 func openPTY(t *testing.T) *os.File {
+	t.Helper()
+	_, tty := openPTYPair(t)
+	return tty
+}
+
+// openPTYPair returns both sides of a new pseudo-terminal, the controlling
+// side (what the terminal shows can be read from it) and the terminal
+// side; both are closed when the test ends.
+func openPTYPair(t *testing.T) (ptmx, tty *os.File) {
 	t.Helper()
 	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
 	if err != nil {
@@ -26,12 +39,12 @@ func openPTY(t *testing.T) *os.File {
 	if err != nil {
 		t.Skipf("pseudo-terminal number: %v", err)
 	}
-	tty, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
+	tty, err = os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
 	if err != nil {
 		t.Skipf("open the terminal: %v", err)
 	}
 	t.Cleanup(func() { tty.Close() })
-	return tty
+	return ptmx, tty
 }
 
 // On a terminal the progress display is drawn on stderr, except when the
@@ -68,3 +81,51 @@ func TestProgressIsDrawnOnATerminalUnlessTheStreamGoesToItToo(t *testing.T) {
 		t.Error("stderr a file: interactive() = true")
 	}
 }
+
+// cdclog merge writes its records to stdout: run on a terminal, with
+// stdout and stderr both that terminal, it must not draw its "merged N
+// records" counter between them. Redirected, stdout a file, it does.
+func TestMergeDrawsNoProgressWhenTheRecordsGoToTheTerminal(t *testing.T) {
+	dir := t.TempDir()
+	var shard strings.Builder
+	for i := range 2 * 4096 { // the counter is drawn every ProgressEvery records
+		fmt.Fprintf(&shard, "{\"meta\":{\"created_at\":%d,\"sequence_number\":\"1\"}}\n", i)
+	}
+	in := writeFile(t, dir, "a.jsonl", shard.String())
+
+	ptmx, tty := openPTYPair(t)
+	shown := make(chan []byte)
+	go func() {
+		b, _ := io.ReadAll(ptmx) // until the terminal side is closed
+		shown <- b
+	}()
+	code := run([]string{"cdclog", "merge", in}, strings.NewReader(""), tty, tty)
+	tty.Close()
+	screen := <-shown
+	if code != 0 {
+		t.Fatalf("exit %d, terminal showed %q", code, tail(screen))
+	}
+	if bytes.Contains(screen, []byte("merged ")) {
+		t.Errorf("the progress counter was drawn among the records on the terminal: %q", tail(screen))
+	}
+
+	out, err := os.Create(filepath.Join(dir, "out.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	ptmx, tty = openPTYPair(t)
+	go func() {
+		b, _ := io.ReadAll(ptmx)
+		shown <- b
+	}()
+	code = run([]string{"cdclog", "merge", in}, strings.NewReader(""), out, tty)
+	tty.Close()
+	screen = <-shown
+	if code != 0 || !bytes.Contains(screen, []byte("merged ")) {
+		t.Errorf("stdout a file: exit %d, want 0 and the counter drawn on stderr; terminal showed %q", code, tail(screen))
+	}
+}
+
+// tail returns the last bytes of b, for a message.
+func tail(b []byte) []byte { return b[max(0, len(b)-300):] }
