@@ -126,10 +126,11 @@ func (r *shardReader) fill(c *chunk) {
 }
 
 // growLine returns buf with room for more of the line that fills it,
-// doubling, up to a little more than the longest line accepted (split
-// drops a line longer than that as it reads it).
+// doubling, up to a little more than the longest line accepted, a byte
+// order mark before it included (split drops a line longer than that as it
+// reads it).
 func growLine(buf []byte) []byte {
-	grown := make([]byte, len(buf), min(2*cap(buf), MaxLineSize+len("\r\n")+1))
+	grown := make([]byte, len(buf), min(2*cap(buf), len(bom)+MaxLineSize+len("\r\n")+1))
 	copy(grown, buf)
 	return grown
 }
@@ -159,7 +160,7 @@ func (r *shardReader) split(c *chunk, from int) int {
 		r.off += int64(end + 1 - from)
 		from = end + 1
 	}
-	if rest := len(c.buf) - from; r.skipping || rest > MaxLineSize+len("\r\n") {
+	if rest := len(c.buf) - from; r.skipping || rest > MaxLineSize+len("\r\n")+bomRoom(r.line+1, c.buf[from:]) {
 		// Too long (or already known to be): keep the head, drop the rest.
 		if !r.skipping {
 			r.head = append(r.head[:0], c.buf[from:from+tooLongPrefix]...)
@@ -200,7 +201,7 @@ func (r *shardReader) add(c *chunk, line []byte) {
 	if n := len(line); n > 0 && line[n-1] == '\r' {
 		line = line[:n-1]
 	}
-	if len(line) > MaxLineSize {
+	if len(line) > MaxLineSize+bomRoom(r.line+1, line) {
 		r.head = append(r.head[:0], line[:tooLongPrefix]...)
 		r.tooLong(c, r.off)
 		return

@@ -23,6 +23,16 @@ const readBufferSize = 64 << 10
 
 var bom = []byte("\xEF\xBB\xBF")
 
+// bomRoom returns how many bytes line number line, which starts with
+// start, may have beyond MaxLineSize: the byte order mark's, on the first
+// line, which is not part of the record (as in every cdclog reader).
+func bomRoom(line int64, start []byte) int {
+	if line == 1 && bytes.HasPrefix(start, bom) {
+		return len(bom)
+	}
+	return 0
+}
+
 // A JSONLReader reads one shard's records from JSON Lines: one JSON object
 // per line, keyed as RecordKey says. It is a Source for Merge.
 //
@@ -123,7 +133,7 @@ func (j *JSONLReader) readLine() (line []byte, tooLong bool, err error) {
 	if !tooLong {
 		line = bytes.TrimSuffix(line, []byte("\n"))
 		line = bytes.TrimSuffix(line, []byte("\r"))
-		tooLong = len(line) > MaxLineSize
+		tooLong = len(line) > MaxLineSize+bomRoom(j.line, line)
 	}
 	if tooLong {
 		line = line[:min(len(line), tooLongPrefix)]
@@ -136,7 +146,7 @@ func (j *JSONLReader) readLine() (line []byte, tooLong bool, err error) {
 // skips to the end of the line. n is how many bytes it consumed, frag's
 // included.
 func (j *JSONLReader) readLong(frag []byte) (line []byte, tooLong bool, n int64, err error) {
-	const limit = MaxLineSize + len("\r\n")
+	limit := MaxLineSize + len("\r\n") + bomRoom(j.line+1, frag)
 	j.long = append(j.long[:0], frag...)
 	n = int64(len(frag))
 	for {

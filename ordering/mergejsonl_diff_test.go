@@ -241,3 +241,38 @@ func TestMergeJSONLMatchesReferenceOnLongLines(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxLineSizeDoesNotCountTheByteOrderMark: a byte order mark before
+// the first line is not part of its record, so a record of MaxLineSize
+// bytes after one is kept, as cdc.Reader keeps such a message, and one
+// byte more is too long; by the fast path and the reference alike.
+func TestMaxLineSizeDoesNotCountTheByteOrderMark(t *testing.T) {
+	if testing.Short() {
+		t.Skip("16 MiB lines")
+	}
+	tests := []struct {
+		size     int
+		eol      string
+		accepted bool
+	}{
+		{MaxLineSize, "\n", true},
+		{MaxLineSize, "\r\n", true},
+		{MaxLineSize, "", true},
+		{MaxLineSize + 1, "\n", false},
+		{MaxLineSize + 1, "\r\n", false},
+		{MaxLineSize + 1, "", false},
+	}
+	for _, tt := range tests {
+		record := longRecord(tt.size)
+		shards := []shardText{{data: "\xEF\xBB\xBF" + record + tt.eol}}
+		for _, fast := range []bool{false, true} {
+			got := runMerge(t, fast, 0, shards, cdc.Quarantine, 0)
+			kept := got.out == record+"\n" && len(got.rejects) == 0
+			rejected := got.out == "" && len(got.rejects) == 1 && got.rejects[0].Truncated
+			if got.err != "" || tt.accepted && !kept || !tt.accepted && !rejected {
+				t.Errorf("BOM and a %d-byte record, end %q, fast %v: %d bytes out, %d rejects, error %q; want accepted %v",
+					tt.size, tt.eol, fast, len(got.out), len(got.rejects), got.err, tt.accepted)
+			}
+		}
+	}
+}
