@@ -76,7 +76,7 @@ func Fill(b *recovery.SourceBatch, parts []Part, pos cdc.Pos) (int, error) {
 		if b.Policy == cdc.Fail {
 			return i, &cdc.DecodeError{Pos: pos, Reason: p.Reason}
 		}
-		rj := cdc.Reject{Pos: pos, Reason: p.Reason}
+		rj := cdc.Reject{Pos: pos, Reason: p.Reason, Index: len(b.Msgs)}
 		if len(p.Raw) > cdc.MaxMessageSize {
 			rj.Raw, rj.Truncated = append([]byte(nil), p.Raw[:cdc.RejectHead]...), true
 		} else {

@@ -29,6 +29,13 @@ type Reject struct {
 	// Reason says what is wrong, without the position: the text of the
 	// error that refused the message, after its position.
 	Reason string
+	// Index is the reject's place among the decoded messages it came
+	// with (a batch, a request): how many of them came before it. The
+	// readers that collect rejects set it, and the receivers set rejects
+	// aside in that order among the messages they refuse, so that a
+	// quarantine keeps the input's order. Zero puts a reject before every
+	// message; it means nothing in a stored quarantine record.
+	Index int
 }
 
 // String renders the reject as its position, then its reason, as the

@@ -92,7 +92,9 @@ func (d *decoder) next() (*batch, bool) {
 		b.msgs = b.msgs[:len(b.msgs)-1]
 		var de *cdc.DecodeError
 		if errors.As(err, &de) && !de.Fatal && d.policy != cdc.Fail {
-			b.rejects = append(b.rejects, d.r.Reject(de))
+			rj := d.r.Reject(de)
+			rj.Index = len(b.msgs)
+			b.rejects = append(b.rejects, rj)
 			err = nil
 			continue
 		}

@@ -59,11 +59,6 @@ func (c *cleaner) run(ctx context.Context, batches <-chan *batch, outputs chan<-
 		if err != nil {
 			return err
 		}
-		for i := range b.rejects {
-			if err := c.reject(&b.rejects[i]); err != nil {
-				return err
-			}
-		}
 		if c.opts.Progress != nil {
 			f, done := c.recv.Frontier()
 			c.opts.Progress(Progress{Offset: b.offset, Messages: len(b.msgs) + len(b.rejects), Frontier: f, Done: done})
@@ -93,12 +88,19 @@ func (c *cleaner) send(out []cdc.Message, outputs chan<- []cdc.Message) {
 	outputs <- out
 }
 
-// push pushes the messages of b, appending what they release to out,
+// push pushes the messages of b, appending what they release to out, and
+// sets its rejects aside in their places among them (cdc.Reject.Index),
 // until the first error that stops the stream. A release larger than the
 // receiver's output limit (a big time) goes to outputs in parts as it is
 // made, so that it is never in memory whole.
 func (c *cleaner) push(out []cdc.Message, b *batch, outputs chan<- []cdc.Message) ([]cdc.Message, error) {
+	k := 0 // the first of b.rejects not set aside yet
 	for i := range b.msgs {
+		for ; k < len(b.rejects) && b.rejects[k].Index <= i; k++ {
+			if err := c.reject(&b.rejects[k]); err != nil {
+				return out, err
+			}
+		}
 		var err error
 		out, _, err = c.recv.Push(out, &b.msgs[i], b.pos[i])
 		c.in++
@@ -120,6 +122,11 @@ func (c *cleaner) push(out []cdc.Message, b *batch, outputs chan<- []cdc.Message
 			}
 		}
 		if err != nil {
+			return out, err
+		}
+	}
+	for ; k < len(b.rejects); k++ {
+		if err := c.reject(&b.rejects[k]); err != nil {
 			return out, err
 		}
 	}

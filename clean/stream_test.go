@@ -107,9 +107,9 @@ func TestStreamUnderSkipAndQuarantineDropsBadMessagesAndGoesOn(t *testing.T) {
 			if policy == cdc.Skip {
 				return
 			}
-			if len(q) != 2 || q[0].Pos.Line != 5 || string(q[0].Raw) != upA1Bad || !strings.Contains(q[0].Reason, "diff") ||
-				q[1].Pos.Line != 2 || string(q[1].Raw) != "not json" {
-				t.Fatalf("quarantined %+v: want the violation (line 5), then the malformed line 2 of its batch", q)
+			if len(q) != 2 || q[1].Pos.Line != 5 || string(q[1].Raw) != upA1Bad || !strings.Contains(q[1].Reason, "diff") ||
+				q[0].Pos.Line != 2 || string(q[0].Raw) != "not json" {
+				t.Fatalf("quarantined %+v: want the malformed line 2, then the violation (line 5), in input order", q)
 			}
 		})
 	}

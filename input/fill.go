@@ -32,7 +32,9 @@ func fill(r *cdc.Reader, b *recovery.SourceBatch) error {
 		b.Msgs = b.Msgs[:len(b.Msgs)-1]
 		var de *cdc.DecodeError
 		if errors.As(err, &de) && !de.Fatal && b.Policy != cdc.Fail {
-			b.Rejects = append(b.Rejects, r.Reject(de))
+			rj := r.Reject(de)
+			rj.Index = len(b.Msgs)
+			b.Rejects = append(b.Rejects, rj)
 			continue
 		}
 		return err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -302,7 +303,6 @@ func (p *Processor) apply(w *work) (rest []*request) {
 			rest = w.endAt(i, false)
 			break
 		}
-		res := &w.results[i]
 		if r.next == 0 && r.CursorCheck && !bytes.Equal(p.cp.Cursors[r.Cursor], r.CursorPrev) {
 			w.errs[i] = fmt.Errorf("%w: cursor %s", ErrCursorMoved, r.Cursor)
 			w.msgs += len(r.Msgs) + len(r.Rejects)
@@ -320,9 +320,8 @@ func (p *Processor) apply(w *work) (rest []*request) {
 			break
 		}
 		w.msgs += len(r.Msgs) - start + len(r.Rejects)
-		for k := range r.Rejects {
-			p.reject(w, res, &r.Rejects[k])
-		}
+		p.rejectsBefore(w, i, math.MaxInt) // those after the last message, or after an error
+
 		if w.errs[i] == nil && r.Cursor != "" {
 			if p.cp.Cursors == nil {
 				p.cp.Cursors = map[string][]byte{}
@@ -382,6 +381,7 @@ func (p *Processor) applyMsgs(w *work, i int, out []cdc.Message, outBytes int) (
 			r.next = j
 			return out, outBytes, false, false
 		}
+		p.rejectsBefore(w, i, j)
 		m := &r.Msgs[j]
 		var at cdc.Pos
 		if r.Pos != nil && j < len(r.Pos) {
@@ -491,6 +491,15 @@ func (p *Processor) deferred(w *work, res *Result, ds []*demangle.ViolationError
 		}
 	}
 	return first
+}
+
+// rejectsBefore sets aside, in order, request i's Rejects not set aside
+// yet whose Index is at most j: those that came before its message j.
+func (p *Processor) rejectsBefore(w *work, i, j int) {
+	r := w.reqs[i]
+	for ; r.nextReject < len(r.Rejects) && r.Rejects[r.nextReject].Index <= j; r.nextReject++ {
+		p.reject(w, &w.results[i], &r.Rejects[r.nextReject])
+	}
 }
 
 // setAside applies policy Skip or Quarantine to a rejected message.

@@ -95,6 +95,9 @@ type request struct {
 	// rest of it goes in the next batch.
 	next  int
 	sofar Result
+	// nextReject is the first of the Rejects not set aside yet: each is
+	// set aside just before the message its Index names (see applyMsgs).
+	nextReject int
 	// stopped is the error that stopped the request while the release it
 	// caused was still going out: it is delivered with the release's last
 	// part (see applyMsgs).

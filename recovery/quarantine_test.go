@@ -3,6 +3,7 @@ package recovery
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -100,3 +101,66 @@ func TestAViolationIsRejectedAsTheReceiverWordsIt(t *testing.T) {
 		t.Fatalf("under fail: %v, want an error reading %q", err, want.String())
 	}
 }
+
+// TestRejectsAreQuarantinedInInputOrder: undecodable input (a request's
+// Rejects, each placed by its Index) and protocol violations among its
+// messages are quarantined in the order they came, also when the request
+// is committed in parts because a message released more than a batch's
+// output bound.
+func TestRejectsAreQuarantinedInInputOrder(t *testing.T) {
+	// The input, line by line: a reject is a nil message.
+	progress := cdc.NewProgress(0, 5, cdc.Count{Time: 0, Count: 1}, cdc.Count{Time: 1, Count: 1},
+		cdc.Count{Time: 2, Count: 1}, cdc.Count{Time: 3, Count: 1}, cdc.Count{Time: 4, Count: 1})
+	in := []*cdc.Message{
+		nil,
+		ptr(cdc.NewUpdate([]byte(`"a"`), 0, 1)),
+		ptr(cdc.NewUpdate([]byte(`"a"`), 0, 2)), // conflicting diff
+		nil,
+		ptr(cdc.NewUpdate([]byte(`"b"`), 1, 1)),
+		ptr(cdc.NewUpdate([]byte(`"c"`), 2, 1)),
+		ptr(cdc.NewUpdate([]byte(`"d"`), 3, 1)),
+		ptr(cdc.NewUpdate([]byte(`"e"`), 4, 1)),
+		&progress, // releases 6 records: more than the bound of 2
+		nil,
+		ptr(cdc.NewUpdate([]byte(`"f"`), 5, 1)),
+		ptr(cdc.NewUpdate([]byte(`"e"`), 4, -1)), // below the frontier: stale, not a violation
+		ptr(cdc.NewProgress(5, 6)),               // count 0 for time 5, which holds one
+		nil,
+		nil,
+	}
+	var req Request
+	for i, m := range in {
+		pos := cdc.Pos{Source: "in", Line: int64(i + 1), Offset: int64(10 * i)}
+		if m == nil {
+			req.Rejects = append(req.Rejects, cdc.Reject{Pos: pos, Raw: []byte("junk"), Reason: "malformed", Index: len(req.Msgs)})
+			continue
+		}
+		req.Msgs, req.Pos = append(req.Msgs, *m), append(req.Pos, pos)
+	}
+	path := dbPath(t)
+	p := openTest(t, path, Options{OnError: cdc.Quarantine, BatchMessages: 1})
+	w, err := p.Submit(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := w.Wait(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Close()
+	r, err := OpenReader(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var lines []int64
+	if err := r.Quarantine(func(q *QuarantineRecord) error { lines = append(lines, q.Pos.Line); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	want := []int64{1, 3, 4, 10, 13, 14, 15}
+	if !slices.Equal(lines, want) || res.Rejected == nil || res.Rejected.Pos.Line != 1 {
+		t.Fatalf("quarantined lines %v, first rejected %+v: want %v, the first line 1", lines, res.Rejected, want)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

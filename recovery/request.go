@@ -57,7 +57,10 @@ type Request struct {
 	Msgs []cdc.Message
 	Pos  []cdc.Pos
 	// Rejects is input the producer could not decode; it is counted
-	// (policy Skip) or stored (policy Quarantine) with this batch.
+	// (policy Skip) or stored (policy Quarantine) with this batch, each
+	// in its place among the messages set aside: just before Msgs[Index]
+	// (after the last message when Index is len(Msgs) or more). Their
+	// Index values do not decrease.
 	Rejects []cdc.Reject
 	// Cursor, when not empty, names a producer position committed in the
 	// same transaction as this request, with value CursorValue, read back
@@ -97,9 +100,9 @@ type Result struct {
 	Applied int
 	// Output is the number of output records the request released.
 	Output int
-	// Rejected is the first of the request's messages that was skipped
-	// or quarantined, or else the first of its Rejects that was: where it
-	// was and why (Raw is not set). Nil when nothing was set aside.
+	// Rejected is the first of the request's input set aside (skipped or
+	// quarantined), a message or one of its Rejects, in input order: where
+	// it was and why (Raw is not set). Nil when nothing was set aside.
 	Rejected *cdc.Reject
 }
 

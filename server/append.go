@@ -192,7 +192,9 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, f cdc.Format, n 
 				Error:   fmt.Sprintf("request %d: the body is over the limit of %d bytes (--max-body)", n, s.o.MaxBody),
 				Request: n, Limit: s.o.MaxBody}
 		case errors.As(err, &de) && !de.Fatal && policy != cdc.Fail:
-			req.Rejects = append(req.Rejects, rd.Reject(de))
+			rj := rd.Reject(de)
+			rj.Index = len(req.Msgs)
+			req.Rejects = append(req.Rejects, rj)
 		case errors.As(err, &de):
 			return req, http.StatusBadRequest, errorBody{Error: de.Error(), Request: n, Position: positionOf(de.Pos)}
 		default:

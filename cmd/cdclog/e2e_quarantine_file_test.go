@@ -97,3 +97,41 @@ func TestAQuarantineFileOnAnotherFileThanStdinIsWritten(t *testing.T) {
 		t.Fatalf("quarantine file %q, want the one bad line", got)
 	}
 }
+
+// TestRejectsAreSetAsideInInputOrder: undecodable lines and protocol
+// violations in one batch are quarantined (and reported) in the order of
+// the input, by demangle and by ingest alike.
+func TestRejectsAreSetAsideInInputOrder(t *testing.T) {
+	dir := t.TempDir()
+	in := writeFile(t, dir, "in.jsonl", strings.Join([]string{
+		`{"update":{"data":1,"time":0,"diff":1}}`,
+		`{"update":{"data":1,"time":0,"diff":2}}`,
+		`garbage`,
+		`{"progress":{"lower":0,"upper":1,"counts":[{"time":0,"count":2}]}}`,
+		`{"progress":{"lower":0,"upper":1,"counts":[{"time":0,"count":1}]}}`,
+		`more garbage`,
+	}, "\n")+"\n")
+	want := []string{`"line":2,`, `"line":3,`, `"line":5,`, `"line":6,`}
+	inOrder := func(what, lines string) {
+		t.Helper()
+		got := strings.Split(strings.TrimSpace(lines), "\n")
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d lines, want %d:\n%s", what, len(got), len(want), lines)
+		}
+		for i, w := range want {
+			if !strings.Contains(got[i], w) {
+				t.Fatalf("%s: line %d is %s, want %s: input order", what, i+1, got[i], w)
+			}
+		}
+	}
+	q := filepath.Join(dir, "q.jsonl")
+	mustRunBin(t, nil, "demangle", "-q", "--on-error", "quarantine", "--quarantine", q, in)
+	b, err := os.ReadFile(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inOrder("demangle --quarantine", string(b))
+	db := filepath.Join(dir, "state.db")
+	mustRunBin(t, nil, "ingest", "-q", "--db", db, "--out", filepath.Join(dir, "out.jsonl"), "--on-error", "quarantine", in)
+	inOrder("ingest, inspect quarantine", mustRunBin(t, nil, "inspect", "--db", db, "quarantine", "--json").Stdout)
+}
