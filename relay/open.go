@@ -98,6 +98,11 @@ func Output(ep broker.Endpoint, o OutputOptions) (broker.Output, error) {
 		if o.TransactionTimeout != 0 {
 			return nil, fmt.Errorf("%s: JetStream has no transactions (--transaction-timeout is Kafka's): %w", ep.Name(), ErrOption)
 		}
+		if ep.Subject != "" && !broker.Literal(ep.Subject) {
+			// Known from the URL alone: refused before any connection,
+			// rather than by every session against the server.
+			return nil, &cdc.OptionError{Option: "--to", Reason: fmt.Sprintf("%s: cannot publish to a subject with wildcards (name one literal subject)", ep.Name())}
+		}
 		return jetstream.NewOutput(jetstream.OutputOptions{
 			Config: jetstream.Config{Servers: ep.Servers, Env: o.Env, Logger: o.Logger},
 			Stream: ep.Stream, Subject: ep.Subject, SinkID: o.SinkID, AckTimeout: o.Timeout,

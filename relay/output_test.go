@@ -28,6 +28,8 @@ func TestParseOutputNamesTheSinkAndRefusesWhatCannotWork(t *testing.T) {
 			`--to takes kafka://BROKERS/TOPIC or nats://SERVERS/STREAM[/SUBJECT], not "out.jsonl" (write a file with --out FILE)`},
 		{"a malformed URL", "kafka://b", OutputOptions{}, "", "", nil, `broker URL "kafka://b"`},
 		{"a transaction timeout for nats", "nats://n/S/s", OutputOptions{TransactionTimeout: time.Minute}, "", "", ErrOption, "--transaction-timeout"},
+		{"a nats subject with a '*' wildcard", "nats://n/S/clean.*", OutputOptions{}, "", "", cdc.ErrOption, `--to nats:S/clean.*: cannot publish to a subject with wildcards`},
+		{"a nats subject with a '>' wildcard", "nats://n/S/>", OutputOptions{}, "", "", cdc.ErrOption, "cannot publish to a subject with wildcards"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			spec, err := ParseOutput(tc.url, tc.o, fwd)
