@@ -36,6 +36,8 @@ func TestBrokerFlagMistakesAreUsageErrorsThatCreateNothing(t *testing.T) {
 		{"--follow of stdin beside a broker", []string{"ingest", "--db", db, "--from", "kafka://b1/t", "--follow", "-"}, []string{"--follow reads one regular FILE"}},
 		{"publish without --to", []string{"publish", "--db", db}, []string{"--to is required"}},
 		{"publish to a file", []string{"publish", "--db", db, "--to", "out.jsonl"}, []string{"--to takes kafka://"}},
+		{"publish to a wildcard subject", []string{"publish", "--db", db, "--to", "nats://127.0.0.1:1/S/clean.*"}, []string{"cannot publish to a subject with wildcards"}},
+		{"ingest to a wildcard subject", []string{"ingest", "--db", db, "--to", "nats://127.0.0.1:1/S/>", in}, []string{"cannot publish to a subject with wildcards"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			expectFailure(t, exitUsage, nil, c.args, c.mentions...)
