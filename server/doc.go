@@ -123,5 +123,9 @@
 // Serve runs until its context ends, then stops accepting connections,
 // ends the output streams cleanly and waits for the requests in flight
 // (up to Options.ShutdownGrace): every append it has read the body of is
-// answered once committed. Closing the processor then is the caller's.
+// answered once committed. An output response whose client does not take
+// its last bytes within 5 s of the shutdown (a client that has stopped
+// reading) is cut off there, a broken response, rather than hold the
+// shutdown up: the client resumes after the last whole record it read.
+// Closing the processor then is the caller's.
 package server

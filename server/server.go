@@ -178,7 +178,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // EndStreams ends every /v1/output response in progress, cleanly (a
 // client resumes from the record after the last it read), and makes
 // later ones end at once: the first step of a shutdown, since a stream
-// would otherwise hold its connection open for ever.
+// would otherwise hold its connection open for ever. From then on an
+// output response's writes have 5 s to be taken by its client, after
+// which the response is cut off.
 func (s *Server) EndStreams() { s.stopFunc() }
 
 // Stats returns what the appends have done so far.

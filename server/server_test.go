@@ -670,3 +670,63 @@ func TestAStalledBodyIs408AndGivesItsRoomBack(t *testing.T) {
 		t.Fatalf("accepted %d updates (%v); want only the second append's", st.AcceptedUpdates, err)
 	}
 }
+
+func TestAStreamWhoseClientStoppedReadingDoesNotHoldUpAShutdown(t *testing.T) {
+	defer func(d time.Duration) { streamDrain = d }(streamDrain)
+	streamDrain = 200 * time.Millisecond
+	p, err := recovery.Open(filepath.Join(t.TempDir(), "state.db"), recovery.Options{Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	const grace = 20 * time.Second
+	s, err := New(p, Options{Logger: quiet(), ShutdownGrace: grace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ctx, ln) }()
+	url := "http://" + ln.Addr().String()
+	// More output than the socket buffers hold between the server and a
+	// client that reads none of it.
+	var b strings.Builder
+	pad := strings.Repeat("x", 8<<10)
+	for tm := uint64(0); tm < 3000; tm++ {
+		b.WriteString(update(fmt.Sprintf(`"%d-%s"`, tm, pad), tm, 1))
+		b.WriteString(progress(tm, tm+1, tm, 1))
+	}
+	resp, err := http.Post(url+"/v1/append", "application/x-ndjson", strings.NewReader(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("append: %d", resp.StatusCode)
+	}
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "GET /v1/output?from=1 HTTP/1.1\r\nHost: x\r\n\r\n")
+	time.Sleep(300 * time.Millisecond) // the server fills the buffers, then blocks
+	start := time.Now()
+	cancel()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Fatalf("Serve: %v", err)
+		}
+	case <-time.After(grace):
+		t.Fatalf("Serve still waits for the stream that nobody reads after %v", grace)
+	}
+	if d := time.Since(start); d > grace/2 {
+		t.Fatalf("the shutdown took %v: the stream held it up", d)
+	}
+}
