@@ -116,7 +116,8 @@
 // GET /healthz is {"status":"ok"} (200) while the processor runs, and 503
 // with the error once it has stopped after a storage failure or while it
 // shuts down. GET /metrics is Options.Metrics (package metrics) when set.
-// GET paths take HEAD too.
+// GET paths take HEAD too, answered with the status and headers GET
+// would have (for /v1/output, 410 when SEQ is no longer kept).
 //
 // # Shutting down
 //

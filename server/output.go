@@ -94,6 +94,11 @@ func (s *Server) serveOutput(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cdclog-Output-End", strconv.FormatUint(ow.end, 10))
 	if r.Method == http.MethodHead {
+		// The status GET would answer with, without running the query.
+		if first := s.p.OutputStart(); q.from < first {
+			writeGone(w, q.from, first)
+			return
+		}
 		w.WriteHeader(http.StatusOK)
 		return
 	}
@@ -202,8 +207,7 @@ func (ow *outputWriter) finish(s *Server, err error) {
 	if d := (*recovery.OutputDroppedError)(nil); errors.As(err, &d) && !ow.started {
 		// gc dropped the records asked for (cdclog gc --retain-output):
 		// Output says so before it yields any record.
-		writeError(ow.w, http.StatusGone, errorBody{Error: fmt.Sprintf(
-			"/v1/output: record %d is no longer kept: the output log starts at record %d", d.From, d.First)})
+		writeGone(ow.w, d.From, d.First)
 		return
 	}
 	s.log.Error("/v1/output: read the output log", "err", err)
@@ -213,6 +217,13 @@ func (ow *outputWriter) finish(s *Server, err error) {
 	}
 	ow.flush()
 	panic(http.ErrAbortHandler)
+}
+
+// writeGone answers 410: record from is no longer kept, the output log
+// starts at record first.
+func writeGone(w http.ResponseWriter, from, first uint64) {
+	writeError(w, http.StatusGone, errorBody{Error: fmt.Sprintf(
+		"/v1/output: record %d is no longer kept: the output log starts at record %d", from, first)})
 }
 
 // appendRecord appends a record as one line: its message in the primary

@@ -588,7 +588,7 @@ func TestABodyWithoutAFinalLineEndIsWhole(t *testing.T) {
 	}
 }
 
-func TestOutputThatGCDroppedIs410NamingTheFirstRecordKept(t *testing.T) {
+func TestOutputThatGCDroppedIs410ToGETAndHEADNamingTheFirstRecordKept(t *testing.T) {
 	ts := newTestServer(t, recovery.Options{}, Options{})
 	var b strings.Builder
 	for tm := uint64(0); tm < 3000; tm++ {
@@ -607,6 +607,14 @@ func TestOutputThatGCDroppedIs410NamingTheFirstRecordKept(t *testing.T) {
 	want := fmt.Sprintf("the output log starts at record %d", gc.OutputFrom)
 	if st != http.StatusGone || !strings.Contains(string(body), want) {
 		t.Fatalf("from 1 after gc: %d %s; want 410 saying %q", st, body, want)
+	}
+	for _, q := range []string{"from=1", "from=1&limit=2"} {
+		if st, _, _ := ts.do("HEAD", "/v1/output?"+q, "", nil); st != http.StatusGone {
+			t.Errorf("HEAD ?%s after gc: %d; want GET's 410", q, st)
+		}
+	}
+	if st, _, _ := ts.do("HEAD", fmt.Sprintf("/v1/output?from=%d", gc.OutputFrom), "", nil); st != http.StatusOK {
+		t.Errorf("HEAD from the first record kept: %d; want 200", st)
 	}
 	st, body, _ = ts.do("GET", fmt.Sprintf("/v1/output?from=%d&limit=1", gc.OutputFrom), "", nil)
 	if st != http.StatusOK || !strings.HasPrefix(string(body), fmt.Sprintf(`{"seq":%d,`, gc.OutputFrom)) {
