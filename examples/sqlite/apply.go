@@ -93,6 +93,14 @@ func (a *applier) run(ctx context.Context, p *recovery.Processor) error {
 	if err != nil {
 		return err
 	}
+	// The position names records of this cdclog database's output: a
+	// record past its committed end was never in it, so the table was
+	// made from another stream (the cdclog database was replaced, or
+	// another one given), and applying this one would add to that.
+	if end := p.OutputEnd(); pos.Seq >= end {
+		return fmt.Errorf("the SQLite database has applied records 1 to %d, but the cdclog database has committed %d records: "+
+			"they are not of the same stream (start both afresh, or give the cdclog database the table was made from)", pos.Seq, end-1)
+	}
 	a.pos = pos
 	a.committed.Store(pos.Seq)
 	var tx *sql.Tx

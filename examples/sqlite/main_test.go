@@ -275,3 +275,31 @@ func (k *killer) round(kills int) {
 		t.Fatalf("the last run ended at record %d of %d (complete %v)", pos.Seq, len(k.clean), pos.Complete)
 	}
 }
+
+// TestATableAheadOfTheCdclogDatabaseIsRefused: a table whose position is
+// past what the cdclog database ever committed was made from another
+// stream; the example says so instead of reporting success over it.
+func TestATableAheadOfTheCdclogDatabaseIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	full := filepath.Join(dir, "full.jsonl")
+	stream(t, full, 2_000)
+	lines, err := os.ReadFile(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	half := filepath.Join(dir, "half.jsonl")
+	if err := os.WriteFile(half, lines[:bytes.LastIndexByte(lines[:len(lines)/2], '\n')+1], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db, view := filepath.Join(dir, "state.db"), filepath.Join(dir, "view.sqlite")
+	if out, err := exec.Command(binary, "-db", db, "-sqlite", view, "-in", full).CombinedOutput(); err != nil {
+		t.Fatalf("first run: %v: %s", err, out)
+	}
+	if err := os.Remove(db); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(binary, "-db", db, "-sqlite", view, "-in", half).CombinedOutput()
+	if err == nil || !bytes.Contains(out, []byte("not of the same stream")) {
+		t.Fatalf("a new cdclog database under the old table: %v: %s; want it refused", err, out)
+	}
+}
