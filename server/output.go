@@ -123,14 +123,8 @@ func (s *Server) serveOutput(w http.ResponseWriter, r *http.Request) {
 	ow.flush()
 }
 
-// streamDrain is how long an output response has, once EndStreams is
-// called, to have its last bytes taken by its client: a client that has
-// stopped reading would otherwise block the response's writes, and a
-// shutdown, until Options.ShutdownGrace.
-var streamDrain = 5 * time.Second
-
 // drainOnStop bounds the writes of an output response from EndStreams on
-// (streamDrain), the end of the response included, and returns the
+// (Options.StreamDrain), the end of the response included, and returns the
 // function to call when the handler returns: after it, the deadline is
 // not set any more, so that it cannot fall on the connection's next
 // response (net/http clears it once a response is finished).
@@ -139,7 +133,7 @@ func (s *Server) drainOnStop(w http.ResponseWriter) func() {
 	set := make(chan struct{})
 	stop := context.AfterFunc(s.stop, func() {
 		defer close(set)
-		rc.SetWriteDeadline(time.Now().Add(streamDrain))
+		rc.SetWriteDeadline(time.Now().Add(s.o.StreamDrain))
 	})
 	return func() {
 		if !stop() {

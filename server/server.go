@@ -26,6 +26,10 @@ const MaxWait = 5 * time.Minute
 // the requests in flight before it closes their connections.
 const DefaultShutdownGrace = 30 * time.Second
 
+// DefaultStreamDrain is how long an output response has, once EndStreams
+// is called, to have its last bytes taken by its client.
+const DefaultStreamDrain = 5 * time.Second
+
 // DefaultBodyTimeout is how long an append body may go without bringing
 // a byte before the append is refused with 408 (Options.BodyTimeout).
 const DefaultBodyTimeout = 30 * time.Second
@@ -66,6 +70,12 @@ type Options struct {
 	// ShutdownGrace bounds Serve's wait for the requests in flight once
 	// its context ends; zero means DefaultShutdownGrace.
 	ShutdownGrace time.Duration
+	// StreamDrain is how long an output response has, once EndStreams is
+	// called, to have its last bytes taken by its client, which would
+	// otherwise block the response's writes, and a shutdown, until
+	// ShutdownGrace when it has stopped reading; zero means
+	// DefaultStreamDrain.
+	StreamDrain time.Duration
 	// Logger receives the server's warnings; nil means slog.Default().
 	Logger *slog.Logger
 	// Status, when set, gives the body of /v1/status, encoded as JSON
@@ -133,6 +143,9 @@ func New(p *recovery.Processor, o Options) (*Server, error) {
 	if o.ShutdownGrace <= 0 {
 		o.ShutdownGrace = DefaultShutdownGrace
 	}
+	if o.StreamDrain <= 0 {
+		o.StreamDrain = DefaultStreamDrain
+	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -179,8 +192,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // client resumes from the record after the last it read), and makes
 // later ones end at once: the first step of a shutdown, since a stream
 // would otherwise hold its connection open for ever. From then on an
-// output response's writes have 5 s to be taken by its client, after
-// which the response is cut off.
+// output response's writes have Options.StreamDrain to be taken by its
+// client, after which the response is cut off.
 func (s *Server) EndStreams() { s.stopFunc() }
 
 // Stats returns what the appends have done so far.

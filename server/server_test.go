@@ -680,15 +680,13 @@ func TestAStalledBodyIs408AndGivesItsRoomBack(t *testing.T) {
 }
 
 func TestAStreamWhoseClientStoppedReadingDoesNotHoldUpAShutdown(t *testing.T) {
-	defer func(d time.Duration) { streamDrain = d }(streamDrain)
-	streamDrain = 200 * time.Millisecond
 	p, err := recovery.Open(filepath.Join(t.TempDir(), "state.db"), recovery.Options{Logger: quiet()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close()
 	const grace = 20 * time.Second
-	s, err := New(p, Options{Logger: quiet(), ShutdownGrace: grace})
+	s, err := New(p, Options{Logger: quiet(), ShutdownGrace: grace, StreamDrain: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
