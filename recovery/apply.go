@@ -321,7 +321,6 @@ func (p *Processor) apply(w *work) (rest []*request) {
 		}
 		w.msgs += len(r.Msgs) - start + len(r.Rejects)
 		p.rejectsBefore(w, i, math.MaxInt) // those after the last message, or after an error
-
 		if w.errs[i] == nil && r.Cursor != "" {
 			if p.cp.Cursors == nil {
 				p.cp.Cursors = map[string][]byte{}
