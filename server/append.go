@@ -85,6 +85,11 @@ func (s *Server) appendBody(w http.ResponseWriter, r *http.Request, n uint64) (i
 	fail := func(status int, format string, args ...any) (int, errorBody) {
 		return status, errorBody{Error: fmt.Sprintf(format, args...), Request: n}
 	}
+	if r.URL.RawQuery != "" {
+		// /v1/append has no parameters: one misspelt or meant for
+		// another endpoint would otherwise be ignored without a word.
+		return fail(http.StatusBadRequest, "request %d: /v1/append takes no parameters, got %q; nothing of it is applied", n, r.URL.RawQuery)
+	}
 	format, err := s.bodyFormat(r)
 	if err != nil {
 		return fail(http.StatusUnsupportedMediaType, "%v", err)

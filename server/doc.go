@@ -21,7 +21,8 @@
 // Content-Type, or labelled application/octet-stream or
 // application/x-www-form-urlencoded (what curl -d sends), is in
 // Options.Format (cdclog serve: the global --in-format). Other types are
-// 415, and so is a Content-Encoding: bodies are not decompressed.
+// 415, and so is a Content-Encoding: bodies are not decompressed. It takes
+// no query parameters: one is refused (400), nothing of the body applied.
 //
 // Appends are numbered from 1 in each run of the server, and the
 // positions in answers and errors name them: "request 17:3" is line 3 of

@@ -230,6 +230,7 @@ func TestRefusedRequestsGetTheirStatusAndAJSONError(t *testing.T) {
 		{"body over the limit", "POST", "/v1/append", "application/x-ndjson", big, nil, 413, "over the limit of 100"},
 		{"unknown content type", "POST", "/v1/append", "image/png", []byte("x"), nil, 415, "image/png is not a format"},
 		{"compressed", "POST", "/v1/append", "application/x-ndjson", []byte("x"), map[string]string{"Content-Encoding": "gzip"}, 415, "gzip"},
+		{"append with a parameter", "POST", "/v1/append?from=1", "application/x-ndjson", []byte(`{"progress":{"lower":0,"upper":1,"counts":[]}}` + "\n"), nil, 400, `takes no parameters, got "from=1"`},
 		{"from 0", "GET", "/v1/output?from=0", "", nil, nil, 400, "start at 1"},
 		{"from not a number", "GET", "/v1/output?from=x", "", nil, nil, 400, "from=x"},
 		{"limit 0", "GET", "/v1/output?limit=0", "", nil, nil, 400, "limit=0"},
