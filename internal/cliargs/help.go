@@ -57,3 +57,45 @@ func HelpLine(app *cli.App, l Line) (Line, error) {
 	out.Flags[len(out.Flags)-1] = append(out.Flags[len(out.Flags)-1], "--help")
 	return out, nil
 }
+
+// Resolve parses args against app (Parse) and rewrites the ways of asking
+// for a help into "COMMAND [SUBCOMMAND...] --help", so that every one shows
+// the same page: "help COMMAND [SUB]" (HelpLine), and "COMMAND help [SUB]"
+// for a command with subcommands (SubcommandHelp). A name after --help or
+// help that is no command is an *UnknownCommandError.
+func Resolve(app *cli.App, args []string) (Line, error) {
+	line := Parse(app, args)
+	if line.Help && len(line.Commands) == 0 && len(line.Args) > 0 {
+		return line, UnknownCommand(app.Name, app.Commands, line.Args[0])
+	}
+	if sub, ok := SubcommandHelp(app, line); ok {
+		line = sub
+	}
+	if len(line.Commands) == 1 && line.Commands[0] == "help" && len(line.Args) > 0 {
+		return HelpLine(app, line)
+	}
+	return line, nil
+}
+
+// SubcommandHelp turns "COMMAND help [SUB]" for a command with
+// subcommands (such as inspect) into "help COMMAND [SUB]", which
+// urfave/cli would otherwise take for an unknown subcommand named help.
+// It reports false, and l unchanged, for every other line: for a command
+// without subcommands, "help" is an ordinary argument (a file name).
+func SubcommandHelp(app *cli.App, l Line) (Line, bool) {
+	if len(l.Commands) == 0 || len(l.Args) == 0 || l.Args[0] != "help" {
+		return l, false
+	}
+	cmd := app.Command(l.Commands[0])
+	for _, name := range l.Commands[1:] {
+		if cmd == nil {
+			return l, false
+		}
+		cmd = cmd.Command(name)
+	}
+	if cmd == nil || len(cmd.Subcommands) == 0 {
+		return l, false
+	}
+	args := append(append([]string(nil), l.Commands...), l.Args[1:]...)
+	return Line{Program: l.Program, Flags: [][]string{l.Flags[0]}, Commands: []string{"help"}, Args: args}, true
+}

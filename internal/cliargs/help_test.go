@@ -33,3 +33,28 @@ func TestHelpLineAsksTheNamedCommandForItsHelp(t *testing.T) {
 		}
 	}
 }
+
+func TestResolveShowsTheSameHelpPageForEveryWayOfAsking(t *testing.T) {
+	app := testApp()
+	app.Commands = append(app.Commands, &cli.Command{Name: "help"})
+	cases := []struct{ in, want, err string }{
+		{"prog inspect help", "prog inspect --help", ""},
+		{"prog inspect help wal", "prog inspect wal --help", ""},
+		{"prog -q inspect --db x.db help status", "prog -q inspect status --help", ""},
+		{"prog help inspect wal", "prog inspect wal --help", ""},
+		// help is an ordinary argument of a command without subcommands.
+		{"prog merge help", "prog merge help", ""},
+		{"prog ingest --db s.db help", "prog ingest --db s.db help", ""},
+		{"prog --help frobnicate", "", `unknown command "frobnicate" (see 'prog --help')`},
+		{"prog inspect help stauts", "", `unknown command "stauts" (did you mean status?)`},
+	}
+	for _, c := range cases {
+		got, err := Resolve(app, strings.Fields(c.in))
+		switch {
+		case c.err != "" && (err == nil || err.Error() != c.err):
+			t.Errorf("%q: %v, want %q", c.in, err, c.err)
+		case c.err == "" && (err != nil || strings.Join(got.Strings(), " ") != c.want):
+			t.Errorf("%q: %q, %v; want %q", c.in, got.Strings(), err, c.want)
+		}
+	}
+}
