@@ -2,6 +2,7 @@ package recovery
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -122,7 +123,11 @@ func (p *Processor) commit(w *work, st *commitState) error {
 	p.mu.Unlock()
 	if err := p.sinkw.write(w.sinkBytes, w.cp.NextOutput, w.sinkChain); err != nil {
 		// The batch has committed: its requests succeed, and the file
-		// receives its records when the database is opened again.
+		// receives its records when the database is opened again, or,
+		// when another program changed it, by replay.
+		if errors.Is(err, ErrSinkExcess) || errors.Is(err, ErrSinkShort) || errors.Is(err, ErrSinkChanged) {
+			err = fmt.Errorf("%w; %s", err, p.regenerate())
+		}
 		p.fail(err)
 	}
 	return p.writeLive(w, st)

@@ -60,7 +60,8 @@ type FileSinkOptions struct {
 // when closed.
 type FileSink struct {
 	f       *os.File
-	size    int64 // the write position: the file's length
+	path    string // as opened, for messages and to see it replaced
+	size    int64  // the write position: the file's length
 	ahead   *prealloc.Ahead
 	created bool
 	ino     uint64
@@ -119,7 +120,7 @@ func newFileSink(f *os.File, path string, created bool, o FileSinkOptions) (*Fil
 	if err != nil {
 		return nil, fmt.Errorf("open output file: %w", err)
 	}
-	return &FileSink{f: f, size: size, ahead: prealloc.New(f), created: created, ino: inode(fi)}, nil
+	return &FileSink{f: f, path: path, size: size, ahead: prealloc.New(f), created: created, ino: inode(fi)}, nil
 }
 
 // notAStream refuses a path that names a stream: an existing file that is
@@ -225,12 +226,48 @@ func (s *FileSink) Created() bool { return s.created }
 // Inode returns the file's inode number (0 where unknown).
 func (s *FileSink) Inode() uint64 { return s.ino }
 
-// Write appends p to the file.
+// Write appends p to the file. It first checks that the file is still
+// the one at its path and ends where this sink's writes left it: a file
+// that another program appended to, cut or replaced while it was open is
+// not written (ErrSinkExcess, ErrSinkShort, ErrSinkChanged), so that
+// another program's bytes are never overwritten, no hole is left where
+// bytes were cut, and no output goes to a file no longer at the path.
 func (s *FileSink) Write(p []byte) (int, error) {
+	if err := s.unchanged(); err != nil {
+		return 0, err
+	}
 	s.ahead.Ensure(s.size + int64(len(p)))
 	n, err := s.f.Write(p)
 	s.size += int64(n)
 	return n, err
+}
+
+// unchanged reports, as an error, another program's change to the open
+// file: its length is not what this sink wrote, or another file (or none)
+// is at its path.
+func (s *FileSink) unchanged() error {
+	fi, err := s.f.Stat()
+	if err != nil {
+		return err
+	}
+	switch n := fi.Size(); {
+	case n > s.size:
+		return fmt.Errorf("%w: %s has %d bytes, %d of them written by this process: another program wrote to it while it was open; it is left as it is",
+			ErrSinkExcess, s.path, n, s.size)
+	case n < s.size:
+		return fmt.Errorf("%w: %s has %d bytes, %d were written to it by this process: another program cut it while it was open; it is left as it is",
+			ErrSinkShort, s.path, n, s.size)
+	}
+	at, err := os.Stat(s.path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%w: %s was moved away or removed while it was open", ErrSinkChanged, s.path)
+	case err != nil:
+		return err
+	case !os.SameFile(at, fi):
+		return fmt.Errorf("%w: %s was replaced by another file while it was open", ErrSinkChanged, s.path)
+	}
+	return nil
 }
 
 // ReadAt reads from the file at offset off.

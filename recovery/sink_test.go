@@ -749,3 +749,48 @@ func TestAdoptedOutputIsDurableBeforeTheCheckpointClaimsIt(t *testing.T) {
 		t.Fatalf("after the power loss: %d bytes, want %d", len(got), len(want))
 	}
 }
+
+func TestAnOutputFileChangedByAnotherProgramWhileOpenIsNotWritten(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(t *testing.T, out string)
+		want   error
+		says   string
+	}{
+		{"appended to", func(t *testing.T, out string) { appendToFile(t, out, []byte("{\"mine\":1}\n")) },
+			ErrSinkExcess, "another program wrote to it"},
+		{"cut short", func(t *testing.T, out string) { os.Truncate(out, 0) },
+			ErrSinkShort, "another program cut it"},
+		{"replaced", func(t *testing.T, out string) {
+			b, _ := os.ReadFile(out)
+			os.WriteFile(out+".new", b, 0o644)
+			os.Rename(out+".new", out)
+		}, ErrSinkChanged, "replaced by another file"},
+		{"moved away", func(t *testing.T, out string) { os.Rename(out, out+".old") },
+			ErrSinkChanged, "moved away or removed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			db, out := filepath.Join(dir, "state.db"), filepath.Join(dir, "out.jsonl")
+			msgs := cleanStream(5, 0, 200)
+			p, err := openWithSink(t, db, out, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			appendAll(t, p, msgs[:100], 100)
+			tt.change(t, out)
+			before, _ := os.ReadFile(out)
+			// The batch commits; its output is not written, and the
+			// processor stops.
+			p.Append(context.Background(), msgs[100:], nil)
+			if err := p.Err(); !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.says) {
+				t.Errorf("processor error %v, want %v saying %q", err, tt.want, tt.says)
+			}
+			p.Close()
+			if after, _ := os.ReadFile(out); !bytes.Equal(after, before) {
+				t.Errorf("the changed file was written: %d bytes, %d before", len(after), len(before))
+			}
+		})
+	}
+}
