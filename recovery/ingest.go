@@ -82,8 +82,12 @@ type IngestResult struct {
 // *cdc.DecodeError, a *demangle.ViolationError, ErrFailed, the source's
 // own error, as it is) once everything before it is
 // committed; the requests read after it are not applied, and their
-// positions are not committed. Several Ingests, of different sources, may
-// run at once, with Submit and Append besides.
+// positions are not committed. A processor that fails while the source
+// waits for input (its output file or stream failed after a commit, for
+// another Ingest, or for an Append) stops the reads too: Ingest returns
+// the failure (Err) at once rather than when the next input comes.
+// Several Ingests, of different sources, may run at once, with Submit
+// and Append besides.
 func (p *Processor) Ingest(ctx context.Context, src Source, o IngestOptions) (IngestResult, error) {
 	if err := p.enter(); err != nil {
 		return IngestResult{}, err
@@ -98,6 +102,10 @@ func (p *Processor) Ingest(ctx context.Context, src Source, o IngestOptions) (In
 		select {
 		case <-p.closing:
 			stop(ErrClosed)
+		case <-p.stopped:
+			// A failure that no request of this Ingest met (the
+			// output file's, while the source waits for input).
+			stop(p.failure())
 		case <-rctx.Done():
 		}
 	}()
@@ -258,6 +266,9 @@ func (r *ingestRun) outcome(ctx, rctx context.Context, readErr error) error {
 	case errors.Is(readErr, context.Canceled) || errors.Is(readErr, context.DeadlineExceeded):
 		if errors.Is(stopped, ErrClosed) {
 			return ErrClosed
+		}
+		if errors.Is(stopped, ErrFailed) || errors.Is(stopped, ErrLiveOutput) {
+			return stopped // the processor's failure (see Ingest)
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()

@@ -57,8 +57,10 @@ type Processor struct {
 	works chan *work
 	done  chan struct{} // closed when the goroutines have ended
 
-	// closing is closed when Close begins: Ingest stops reading.
+	// closing is closed when Close begins, and stopped when the
+	// processor fails: Ingest stops reading.
 	closing chan struct{}
+	stopped chan struct{}
 
 	mu     sync.Mutex
 	closed bool
@@ -143,6 +145,7 @@ func start(db *store.DB, o Options) (*Processor, error) {
 		done:     make(chan struct{}),
 		notify:   make(chan struct{}),
 		closing:  make(chan struct{}),
+		stopped:  make(chan struct{}),
 		resumed:  make(chan struct{}),
 	}
 	p.msgpackOut = o.Sink != nil && o.SinkFormat == cdc.Msgpack || o.Live != nil && o.LiveFormat == cdc.Msgpack
@@ -345,8 +348,9 @@ func (p *Processor) leave() { p.inflight.Done() }
 // the live stream (ErrLiveOutput), which is not one.
 func (p *Processor) fail(err error) {
 	p.mu.Lock()
+	first := p.failed == nil
 	switch {
-	case p.failed != nil:
+	case !first:
 	case errors.Is(err, ErrLiveOutput):
 		p.failed = err
 		p.log.Error("processor stopped: the output stream failed", "err", err)
@@ -355,6 +359,9 @@ func (p *Processor) fail(err error) {
 		p.log.Error("processor stopped: storage failure; reopen the database to recover", "err", err)
 	}
 	failed := p.failed
+	if first {
+		close(p.stopped)
+	}
 	if p.notify != nil {
 		// Wake the Output readers waiting for a commit that will not
 		// come: they yield the failure (see waitChannel).

@@ -305,3 +305,37 @@ func TestIngestLogsProgressWhenStderrIsNotATerminal(t *testing.T) {
 		t.Fatalf("--quiet still logs progress:\n%s", r.Stderr)
 	}
 }
+
+func TestIngestFollowStopsWhenAnotherProgramWritesItsOutputFile(t *testing.T) {
+	dir := t.TempDir()
+	in, db, out := filepath.Join(dir, "in.jsonl"), filepath.Join(dir, "s.db"), filepath.Join(dir, "out.jsonl")
+	os.WriteFile(in, []byte(cdcTimes(0, 100)), 0o644)
+	cmd, stdout, stderr := testbin.Command(t, nil, "ingest", "--follow", "--db", db, "--out", out, in)
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	waitForFile(t, out, cdcTimes(0, 100), 10*time.Second)
+	theirs := cdcTimes(0, 100) + "a line of another program's\n"
+	appendTo(t, out, "a line of another program's\n")
+	appendTo(t, in, cdcTimes(100, 150))
+	// It stops by itself, without a signal, and says why: it does not
+	// overwrite the line, nor wait for more input.
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	var r testbin.Result
+	select {
+	case err := <-exited:
+		r = testbin.Finish(cmd, err, stdout, stderr, time.Since(start))
+	case <-time.After(10 * time.Second):
+		t.Fatal("ingest --follow goes on after another program wrote to its --out")
+	}
+	if r.Code != exitFailure || !strings.Contains(r.Stderr, "another program wrote to it") || !strings.Contains(r.Stderr, "replay --db") {
+		t.Fatalf("exit %d, want %d saying another program wrote to the output and how to regenerate it:\n%s", r.Code, exitFailure, r.Stderr)
+	}
+	if got := readFile(t, out); string(got) != theirs {
+		t.Fatalf("the output file was written after another program's line:\n%s", firstDifference(got, []byte(theirs)))
+	}
+	expectFailure(t, exitFailure, nil, []string{"ingest", "--db", db, "--out", out, in}, "did not write")
+}
