@@ -2,6 +2,7 @@ package cdc
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/cdclog/cdclog/internal/slab"
@@ -90,11 +91,12 @@ var ErrUnfinished = errors.New("the input ends in the middle of a message")
 
 // HoldUnfinished makes the Reader leave an unfinished last message
 // unconsumed, for an input that another program may still be appending
-// to: at the end of the input, a JSON line without its line end that does
-// not decode, or a msgpack message cut short, is not reported as an error
-// but left where it is: Next returns ErrUnfinished, with Offset and Line
-// before it. (A JSON line without its line end that does decode is a
-// whole message: no prefix of a JSON object is one.)
+// to: at the end of the input, a JSON line without its line end whose
+// JSON is cut short, or a msgpack message cut short, is not reported
+// as an error but left where it is: Next returns ErrUnfinished, with
+// Offset and Line before it. (A JSON line without its line end whose JSON
+// value is whole, or that cannot start one, is a whole message, or a
+// wrong one reported as such: no prefix of a JSON object is one.)
 func (r *Reader) HoldUnfinished() { r.holdUnfinished = true }
 
 // Resume sets the counters for a stream that the caller has already
@@ -273,7 +275,7 @@ func (r *Reader) nextJSONL(m *Message) error {
 		}
 		r.raw = line
 		if err := parseJSON(line, m, &r.counts); err != nil {
-			if unended && r.holdUnfinished {
+			if unended && r.holdUnfinished && cutShort(line) {
 				r.unconsume(r.offset - lineStart)
 				return ErrUnfinished
 			}
@@ -284,6 +286,16 @@ func (r *Reader) nextJSONL(m *Message) error {
 		}
 		return nil
 	}
+}
+
+// cutShort reports whether line, a JSON line that does not decode, may be
+// the start of one still being written: its JSON ends before its first
+// value does. A line whose first value is whole (then wrong, or followed
+// by more) or that is not JSON is no prefix of a message: no byte added
+// after it can make it one.
+func cutShort(line []byte) bool {
+	var v json.RawMessage
+	return json.NewDecoder(bytes.NewReader(line)).Decode(&v) == io.ErrUnexpectedEOF
 }
 
 // keepData returns a copy of data in the slab, which is only ever appended

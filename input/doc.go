@@ -18,11 +18,12 @@
 // database, to have it read again.
 //
 // A file may still be being written. Its last line, when it has no line end
-// and is not a whole message (or a msgpack message cut short), is not
+// and its JSON is cut short (or a msgpack message cut short), is not
 // consumed: the cursor stops before it, and the next run, or the same run
 // when following, reads it once it is complete. A last line without a line
-// end that is a whole message is consumed (no prefix of a JSON object is
-// one, so it cannot be a message still being written).
+// end whose JSON is whole is consumed: a message, or a bad line reported
+// under the error policy as any other (no prefix of a JSON object is a
+// JSON value, so it cannot be a message still being written).
 //
 // Following (FileOptions.Follow) reads a file as it grows, like tail -F:
 // at its end the source waits for more, and it notices a file that was

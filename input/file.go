@@ -214,7 +214,7 @@ func (s *File) Read(ctx context.Context, b *recovery.SourceBatch) error {
 		case err == io.EOF:
 			return s.end(s.mark(b, io.EOF))
 		case errors.Is(err, cdc.ErrUnfinished):
-			s.log.Warn("the input's last line has no line end and is not a whole message: left unread, for a rerun once it is complete (or --follow)",
+			s.log.Warn("the input's last line has no line end and its JSON is cut short: left unread, for a rerun once it is complete (or --follow)",
 				"file", s.path, "offset", s.dec.Offset())
 			return s.end(s.mark(b, io.EOF))
 		default:

@@ -100,6 +100,20 @@ func TestAFileEndsAtAWholeLastLineWithoutItsLineEnd(t *testing.T) {
 	}
 }
 
+// A last line without its line end that is a whole JSON object, but not
+// a valid message, is no message being written: it is reported, as
+// demangle and a pipe report it, not left unread with exit 0.
+func TestAFileReportsAWrongLastLineWithoutItsLineEnd(t *testing.T) {
+	for _, last := range []string{`{"update":{"data":"k","time":3,"diff":0}}`, `{"upsert":{}}`, `{"update":{"data":"k","time":3,"diff":1}}}`} {
+		path := writeFile(t, t.TempDir(), "in.jsonl", updates(0, 3)+last)
+		got, _, err := readFileSource(t, path, nil, cdc.Fail)
+		var de *cdc.DecodeError
+		if !errors.As(err, &de) || de.Pos.Line != 4 || !slices.Equal(got, seq(0, 3)) {
+			t.Errorf("%s: read %v, then %v; want line 4 reported", last, got, err)
+		}
+	}
+}
+
 // A run that ended at a whole last line without its line end counted that
 // line; the rerun, once the line end and more lines are written, must not
 // count the line end as a line of its own, or every position it names
