@@ -53,29 +53,22 @@ type File struct {
 	// (see followReader): reopen reads it again from its start.
 	rewritten bool
 
-	ended error // what ended the input, returned from then on
+	ended  error // what ended the input, returned from then on
+	closed bool
 }
 
 // OpenFile opens the regular file at path. It fails with an error
 // wrapping ErrNotRegular for anything else, and with fs.ErrNotExist's
 // kind for a missing file.
+//
+// A file that is not followed holds no file descriptor until Start: it is
+// opened here to be checked, closed, and opened again by Start, so that
+// a list of many files (ingest of thousands) holds one open file at a
+// time, however low the limit on open files.
 func OpenFile(path string, o FileOptions) (*File, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("input %s: %w", path, err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("open input: %w", err)
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("open input: %w", err)
-	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("input %s: %w", path, ErrNotRegular)
 	}
 	if o.Poll <= 0 {
 		o.Poll = DefaultPoll
@@ -83,9 +76,42 @@ func OpenFile(path string, o FileOptions) (*File, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	s := &File{path: path, abs: abs, o: o, log: o.Logger, f: f}
-	s.newDecoder()
+	s := &File{path: path, abs: abs, o: o, log: o.Logger}
+	if err := s.open(); err != nil {
+		return nil, err
+	}
+	if !o.Follow {
+		s.f.Close()
+		s.f, s.dec = nil, nil
+	}
 	return s, nil
+}
+
+// open opens the file at the path, a regular one, to be read from its
+// start, unless it is open already.
+func (s *File) open() error {
+	switch {
+	case s.f != nil:
+		return nil
+	case s.closed:
+		return fmt.Errorf("input %s: %w", s.path, os.ErrClosed)
+	}
+	f, err := os.Open(s.path)
+	if err != nil {
+		return fmt.Errorf("open input: %w", err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("open input: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return fmt.Errorf("input %s: %w", s.path, ErrNotRegular)
+	}
+	s.f = f
+	s.newDecoder()
+	return nil
 }
 
 // newDecoder starts decoding the open file from its start.
@@ -109,10 +135,22 @@ func (s *File) Name() string { return "input:" + s.abs }
 func (s *File) Label() string { return s.path }
 
 // Offset returns how far the file has been read, in bytes.
-func (s *File) Offset() int64 { return s.dec.Offset() }
+func (s *File) Offset() int64 {
+	if s.dec == nil {
+		return 0 // not started
+	}
+	return s.dec.Offset()
+}
 
 // Size returns the file's current length (for progress), or -1.
 func (s *File) Size() int64 {
+	if s.f == nil {
+		fi, err := os.Stat(s.path) // not started
+		if err != nil {
+			return -1
+		}
+		return fi.Size()
+	}
 	fi, err := s.f.Stat()
 	if err != nil {
 		return -1
@@ -124,6 +162,9 @@ func (s *File) Size() int64 {
 // describes; otherwise the file is read from its start, and the log says
 // why.
 func (s *File) Start(_ context.Context, cursor []byte) error {
+	if err := s.open(); err != nil {
+		return s.end(err)
+	}
 	if cursor == nil {
 		return nil
 	}
@@ -185,6 +226,9 @@ func (s *File) resumeLine(c fileCursor) (int64, error) {
 func (s *File) Read(ctx context.Context, b *recovery.SourceBatch) error {
 	if s.ended != nil {
 		return s.ended
+	}
+	if err := s.open(); err != nil { // Read before Start
+		return s.end(err)
 	}
 	for {
 		if err := ctx.Err(); err != nil {
@@ -270,4 +314,10 @@ func (s *File) wait(ctx context.Context) error {
 }
 
 // Close closes the file.
-func (s *File) Close() error { return s.f.Close() }
+func (s *File) Close() error {
+	s.closed = true
+	if s.f == nil {
+		return nil // never started
+	}
+	return s.f.Close()
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -348,5 +349,58 @@ func TestAResumedFileLogsALineOnlyForJSONLines(t *testing.T) {
 				t.Errorf("%s resume logged %q: want a line number only for JSON Lines", f.Name(), log)
 			}
 		})
+	}
+}
+
+// openFDs counts the process's open file descriptors, or skips t where
+// /proc/self/fd cannot tell.
+func openFDs(t *testing.T) int {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("no /proc/self/fd: %v", err)
+	}
+	return len(fds)
+}
+
+// ingest --db S FILE... opens every FILE before it starts, to refuse a
+// missing one first; a list longer than the limit on open files (1024 by
+// default) must not fail with "too many open files".
+func TestFilesNotFollowedHoldNoDescriptorUntilStarted(t *testing.T) {
+	dir := t.TempDir()
+	const n = 64
+	var files []*File
+	before := openFDs(t)
+	for i := range n {
+		path := writeFile(t, dir, fmt.Sprintf("in%02d.jsonl", i), update(i))
+		f, err := OpenFile(path, FileOptions{Logger: quietLog()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	if open := openFDs(t) - before; open > 2 {
+		t.Fatalf("%d files opened and not started hold %d descriptors", n, open)
+	}
+	var got []uint64
+	for _, f := range files {
+		if err := f.Start(context.Background(), nil); err != nil {
+			t.Fatal(err)
+		}
+		b := newBatch()
+		b.Max = 10
+		if err := f.Read(context.Background(), b); err != io.EOF {
+			t.Fatalf("read %s: %v", f.Label(), err)
+		}
+		for _, m := range b.Msgs {
+			got = append(got, m.Update.Time)
+		}
+		f.Close()
+	}
+	if !slices.Equal(got, seq(0, n)) {
+		t.Fatalf("read %v", got)
+	}
+	if open := openFDs(t) - before; open > 2 {
+		t.Fatalf("%d descriptors left open", open)
 	}
 }
