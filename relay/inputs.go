@@ -110,8 +110,11 @@ func (l InputList) Open(o InputOptions) (*Inputs, error) {
 	if err := l.Validate(o.Source); err != nil {
 		return nil, err
 	}
-	if o.Follow && (len(l.Files) != 1 || isStdin(l.Files[0])) {
-		return nil, &cdc.OptionError{Option: "--follow", Reason: "reads one regular FILE: give exactly one"}
+	switch {
+	case o.Follow && len(l.Files) == 1 && isStdin(l.Files[0]):
+		return nil, &cdc.OptionError{Option: "--follow", Reason: "reads one regular FILE, not stdin: stdin and pipes are read as they come without it, until their producer closes them"}
+	case o.Follow && len(l.Files) != 1:
+		return nil, &cdc.OptionError{Option: "--follow", Reason: fmt.Sprintf("reads one regular FILE: give exactly one, not %d", len(l.Files))}
 	}
 	// Clipped: the broker inputs' names are appended, and must not land in
 	// the spare capacity of the caller's Files.

@@ -113,12 +113,13 @@ func TestOpenRefusesAMissingFileABrokersOptionAndFollowingStdin(t *testing.T) {
 		inputs []string
 		o      InputOptions
 		is     error
+		says   string // in the error, when set
 	}{
-		{"missing file", []string{a, filepath.Join(dir, "missing")}, InputOptions{}, fs.ErrNotExist},
-		{"a consumer group for NATS", []string{a, "kafka://k/t", "nats://n/S/s"}, InputOptions{Source: SourceOptions{CommitGroup: "g"}}, ErrOption},
-		{"a consumer group without Kafka", []string{a, "nats://n/S/s"}, InputOptions{Source: SourceOptions{CommitGroup: "g"}}, cdc.ErrOption},
-		{"following stdin", []string{"-"}, InputOptions{Follow: true}, cdc.ErrOption},
-		{"following two files", []string{a, a}, InputOptions{Follow: true}, cdc.ErrOption},
+		{"missing file", []string{a, filepath.Join(dir, "missing")}, InputOptions{}, fs.ErrNotExist, ""},
+		{"a consumer group for NATS", []string{a, "kafka://k/t", "nats://n/S/s"}, InputOptions{Source: SourceOptions{CommitGroup: "g"}}, ErrOption, ""},
+		{"a consumer group without Kafka", []string{a, "nats://n/S/s"}, InputOptions{Source: SourceOptions{CommitGroup: "g"}}, cdc.ErrOption, ""},
+		{"following stdin", []string{"-"}, InputOptions{Follow: true}, cdc.ErrOption, "not stdin"},
+		{"following two files", []string{a, a}, InputOptions{Follow: true}, cdc.ErrOption, "give exactly one, not 2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l, err := ParseInputs(tc.inputs)
@@ -126,8 +127,12 @@ func TestOpenRefusesAMissingFileABrokersOptionAndFollowingStdin(t *testing.T) {
 				t.Fatal(err)
 			}
 			tc.o.Source.Logger = quiet
-			if in, err := l.Open(tc.o); !errors.Is(err, tc.is) {
+			in, err := l.Open(tc.o)
+			if !errors.Is(err, tc.is) {
 				t.Fatalf("Open = %+v, %v; want %v", in, err, tc.is)
+			}
+			if !strings.Contains(err.Error(), tc.says) {
+				t.Errorf("Open: %v, want it to say %q", err, tc.says)
 			}
 		})
 	}
