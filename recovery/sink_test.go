@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -774,7 +775,8 @@ func TestAnOutputFileChangedByAnotherProgramWhileOpenIsNotWritten(t *testing.T) 
 			dir := t.TempDir()
 			db, out := filepath.Join(dir, "state.db"), filepath.Join(dir, "out.jsonl")
 			msgs := cleanStream(5, 0, 200)
-			p, err := openWithSink(t, db, out, Options{})
+			var log bytes.Buffer
+			p, err := openWithSink(t, db, out, Options{Logger: slog.New(slog.NewTextHandler(&log, nil))})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -788,6 +790,9 @@ func TestAnOutputFileChangedByAnotherProgramWhileOpenIsNotWritten(t *testing.T) 
 				t.Errorf("processor error %v, want %v saying %q", err, tt.want, tt.says)
 			}
 			p.Close()
+			if !strings.Contains(log.String(), "another program changed the output file") || strings.Contains(log.String(), "reopen the database") {
+				t.Errorf("the log does not say another program changed the file, or says to reopen the database:\n%s", log.String())
+			}
 			if after, _ := os.ReadFile(out); !bytes.Equal(after, before) {
 				t.Errorf("the changed file was written: %d bytes, %d before", len(after), len(before))
 			}
