@@ -24,7 +24,7 @@ func replayCommand() *cli.Command {
 		Usage: "offline replay: a database's stored output (or re-derived from its WAL), or a captured input file",
 		UsageText: `cdclog replay --db PATH [--from-seq N] [--lock-timeout D]
 cdclog replay --db PATH --rederive | --verify
-cdclog replay [--start T] [--on-error fail|skip|quarantine] [--quarantine FILE] FILE`,
+cdclog replay [--start T] [--on-error fail|skip|quarantine] [--quarantine FILE] [--max-memory SIZE] FILE`,
 		Description: helpText("replay"),
 		Flags:       flags,
 		Action:      runReplay,
@@ -38,10 +38,15 @@ func runReplay(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return usageError("replay takes --db PATH or a FILE, not both")
 	}
-	for _, name := range []string{"start", "on-error", "quarantine"} {
+	// --max-memory bounds the in-memory receiver of 'replay FILE'; the
+	// --db modes do not read it, so it is refused rather than ignored.
+	for _, name := range []string{"start", "on-error", "quarantine", "max-memory"} {
 		if c.IsSet(name) {
 			return usageError("replay: --%s applies to 'replay FILE', not to --db", name)
 		}
+	}
+	if c.Bool("rederive") && c.Bool("verify") {
+		return usageError("replay: give --rederive (write the re-derived stream) or --verify (compare it with the stored output), not both")
 	}
 	if c.IsSet("from-seq") && (c.Bool("rederive") || c.Bool("verify")) {
 		return usageError("replay: --from-seq applies to the stored output, not to --rederive or --verify")
