@@ -55,7 +55,11 @@ func lockWait(d time.Duration) (time.Duration, error) {
 	return d, nil
 }
 
-// openReader opens the database named by --db read-only.
+// openReader opens the database named by --db read-only, for the
+// commands that read the file itself and are never answered over a
+// running cdclog's control socket (replay --rederive and --verify):
+// while another process holds the database, its error says so, since the
+// holder may well be an ingest or a serve that does have a socket.
 func openReader(c *cli.Context, cmd string) (*recovery.Reader, error) {
 	path, err := dbPath(c, cmd)
 	if err != nil {
@@ -66,6 +70,9 @@ func openReader(c *cli.Context, cmd string) (*recovery.Reader, error) {
 		return nil, err
 	}
 	r, err := recovery.OpenReader(path, timeout)
+	if errors.Is(err, recovery.ErrLocked) {
+		return nil, withCode(exitFailure, fmt.Errorf("%w; %s reads the file itself, so run it once the cdclog that has it open (an ingest, a serve or a gc) has stopped, or raise --lock-timeout; 'cdclog replay --db PATH' (the stored output) asks a running ingest or serve", err, cmd))
+	}
 	if err != nil {
 		return nil, dbError(err)
 	}

@@ -62,7 +62,11 @@ func runReplay(c *cli.Context) error {
 			return replayStored(e, r, from)
 		})
 	}
-	r, err := openReader(c, "replay")
+	what := "replay --rederive"
+	if c.Bool("verify") {
+		what = "replay --verify"
+	}
+	r, err := openReader(c, what)
 	if err != nil {
 		return err
 	}
