@@ -87,6 +87,9 @@
 // A chunk whose last time is below t holds only entries below t, which is
 // what DeleteBelow removes. The chunks, and the entries in them, are in
 // arrival order, so ScanArrival replays the log exactly as it was appended.
+// Version 1 chunks written before that hold a batch sorted by time and cut
+// into chunks: ScanArrival sorts each batch of them back into arrival
+// order.
 //
 // Why two buckets: bbolt rewrites the whole leaf a key goes into, values
 // included. Chunk bodies are big and their keys only ever grow, so each

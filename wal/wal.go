@@ -1,8 +1,10 @@
 package wal
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/cdclog/cdclog/internal/checksum"
 	bolt "go.etcd.io/bbolt"
@@ -242,21 +244,65 @@ func (l Log) ReadChunk(tx *bolt.Tx, ci ChunkInfo, fn func(*Entry) error) error {
 
 // ScanArrival calls fn for every entry in the order it was appended: the
 // chunks in sequence, each in arrival order. Each chunk is verified.
+//
+// Version 1 chunks may not be in arrival order: before chunks were cut in
+// arrival order, cdclog sorted each batch (one group commit) by time and
+// cut that into chunks, still of version 1. So the entries of consecutive
+// version 1 chunks of one batch are gathered and sorted by arrival (one
+// batch's entries in memory at a time, as ScanArrival did then); chunks of
+// later versions are streamed.
 func (l Log) ScanArrival(tx *bolt.Tx, fn func(*Entry) error) error {
 	_, seq, err := buckets(tx)
 	if err != nil {
 		return err
+	}
+	var (
+		batch   []Entry // the entries of the version 1 chunks of one batch
+		batchOf uint64
+	)
+	flush := func() error {
+		slices.SortFunc(batch, func(x, y Entry) int { return cmp.Compare(x.Arrival, y.Arrival) })
+		for i := range batch {
+			if err := fn(&batch[i]); err != nil {
+				return err
+			}
+		}
+		batch = batch[:0]
+		return nil
 	}
 	c := seq.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
 		if len(k) != 8 {
 			return corrupt(bucketSeq, k, "chunk key is not 8 bytes")
 		}
-		if err := l.eachEntry(k, v, nil, fn); err != nil {
+		if len(v) == 0 || v[0] != chunkV1 {
+			if err := flush(); err != nil {
+				return err
+			}
+			if err := l.eachEntry(k, v, nil, fn); err != nil {
+				return err
+			}
+			continue
+		}
+		r, reason := openChunk(k, v, binary.BigEndian.Uint64(k) < l.LegacyBelow)
+		if reason != "" {
+			return corrupt(bucketSeq, k, reason)
+		}
+		if r.batch != batchOf {
+			if err := flush(); err != nil {
+				return err
+			}
+			batchOf = r.batch
+		}
+		err := l.eachEntry(k, v, nil, func(e *Entry) error {
+			batch = append(batch, *e)
+			return nil
+		})
+		if err != nil {
 			return err
 		}
 	}
-	return nil
+	return flush()
 }
 
 // Tail describes the last chunk appended: what a checkpoint's counters
