@@ -236,6 +236,8 @@ func TestVerifySaysIdenticalOrShowsTheFirstDifferenceWithWhatGCDropped(t *testin
 			"verified 5 records (from time 40 on: gc dropped the WAL below it; from record 8 on: gc's retention dropped the output before it): identical\n"},
 		{"a complete stream's WAL dropped whole", recovery.VerifyResult{Match: true, OutputFrom: 1}, ^uint64(0),
 			"verified 0 records (gc dropped the WAL of the whole stream, which is complete): nothing was left to compare\n"},
+		{"a database that released nothing", recovery.VerifyResult{Match: true, OutputFrom: 1}, 0,
+			"verified 0 records: the stored output and the re-derived stream are both empty\n"},
 		{"the re-derived stream ends first", recovery.VerifyResult{Compared: 3, FirstDiff: 4, Stored: "update(a, 7, +1)", OutputFrom: 1}, 0,
 			"verified 3 records, then first difference at record 4:\n  stored:     update(a, 7, +1)\n  re-derived: (nothing: the re-derived stream ends here)\n"},
 	}

@@ -30,6 +30,10 @@ func Verify(w io.Writer, res *recovery.VerifyResult, walFloor uint64) error {
 		note = " (" + strings.Join(notes, "; ") + ")"
 	}
 	switch {
+	case res.Match && res.Compared == 0 && note == "":
+		// Nothing dropped: the database has released nothing yet.
+		_, err := fmt.Fprintf(w, "verified 0 records: the stored output and the re-derived stream are both empty\n")
+		return err
 	case res.Match && res.Compared == 0:
 		_, err := fmt.Fprintf(w, "verified 0 records%s: nothing was left to compare\n", note)
 		return err
