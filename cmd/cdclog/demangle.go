@@ -78,22 +78,24 @@ func runDemangle(c *cli.Context) (err error) {
 	}
 	res, runErr := clean.Stream(c.Context, in, cdc.NewWriter(e.stdout, e.outFormat), o)
 	prog.Finish()
-	reportDemangle(e, &res)
-	return demangleError(runErr)
+	reportDemangle(e, c.Command.Name, &res)
+	return demangleError(c.Command.Name, runErr)
 }
 
-// demangleError names the command in clean.Stream's error past
-// --max-memory (its text says what to do); every error is a runtime
-// failure (exit code 1) but a violation's (3, see reportError).
-func demangleError(err error) error {
+// demangleError names the command (demangle, or replay FILE, which runs
+// the same code) in clean.Stream's error past --max-memory (its text says
+// what to do); every error is a runtime failure (exit code 1) but a
+// violation's (3, see reportError).
+func demangleError(cmd string, err error) error {
 	var me *clean.MemoryError
 	if errors.As(err, &me) {
-		return fmt.Errorf("demangle: %w", err)
+		return fmt.Errorf("%s: %w", cmd, err)
 	}
 	return err
 }
 
-// reportDemangle logs demangle's one summary line.
-func reportDemangle(e *env, res *clean.Result) {
-	logSummary(e, "demangle finished", res.LogAttrs()...)
+// reportDemangle logs the one summary line of cmd: "demangle finished",
+// or "replay finished" for 'replay FILE'.
+func reportDemangle(e *env, cmd string, res *clean.Result) {
+	logSummary(e, cmd+" finished", res.LogAttrs()...)
 }

@@ -197,3 +197,19 @@ func TestReplayVerifyOfADatabaseWrittenBeforeArrivalOrderedChunks(t *testing.T) 
 		t.Fatalf("replay --rederive:\n%s\nstored:\n%s", derived, stored)
 	}
 }
+
+// TestReplayFileSummaryNamesReplay: 'replay FILE' runs demangle's code,
+// and its summary line said "demangle finished"; it names the command
+// that was run, with the same fields.
+func TestReplayFileSummaryNamesReplay(t *testing.T) {
+	in := writeFile(t, t.TempDir(), "in.jsonl", mangledStream(t, 20, nil))
+	r := mustRunBin(t, nil, "replay", in)
+	line := summaryLine(t, r.Stderr, "replay finished")
+	if logField(line, "replay finished", "records_out") == "" || strings.Contains(r.Stderr, "demangle finished") {
+		t.Fatalf("replay FILE summary:\n%s", r.Stderr)
+	}
+	d := mustRunBin(t, nil, "demangle", in)
+	if summaryLine(t, d.Stderr, "demangle finished") == "" || d.Stdout != r.Stdout {
+		t.Fatalf("demangle FILE: %v", d)
+	}
+}
