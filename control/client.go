@@ -150,11 +150,18 @@ func (c *Client) Status() (recovery.Status, error) {
 // Pending lists each pending time, as recovery.Reader.Pending.
 func (c *Client) Pending() ([]demangle.PendingTime, error) {
 	var out []demangle.PendingTime
-	err := scan(c, "/v1/pending", nil, func(p *demangle.PendingTime) error {
+	err := c.ScanPending(func(p *demangle.PendingTime) error {
 		out = append(out, *p)
 		return nil
 	})
 	return out, err
+}
+
+// ScanPending calls fn on each pending time as the running process reads
+// them (recovery.Reader.ScanPending: a window of times at a time), until
+// fn returns an error, which it returns.
+func (c *Client) ScanPending(fn func(*demangle.PendingTime) error) error {
+	return scan(c, "/v1/pending", nil, fn)
 }
 
 // OutputEnd returns the sequence number after the last committed record,

@@ -16,7 +16,7 @@ import (
 // over its control socket (*Client): what cdclog inspect and replay show.
 type View interface {
 	Status() (recovery.Status, error)
-	Pending() ([]demangle.PendingTime, error)
+	ScanPending(fn func(*demangle.PendingTime) error) error
 	Records(from uint64, fn func(*recovery.Record) error) error
 	WAL(from, to uint64, fn func(*recovery.WALEntry) error) error
 	Quarantine(fn func(*recovery.QuarantineRecord) error) error

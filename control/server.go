@@ -154,8 +154,8 @@ func (s *Server) pending(w http.ResponseWriter, _ *http.Request) {
 		return
 	}
 	defer r.Close()
-	pending, err := r.Pending()
-	newScanWriter[demangle.PendingTime](w).all(pending, err)
+	sw := newScanWriter[demangle.PendingTime](w)
+	sw.end(r.ScanPending(sw.item))
 }
 
 func (s *Server) records(w http.ResponseWriter, req *http.Request) {

@@ -178,3 +178,57 @@ func TestTheFirstLoadAfterAShedHoldsAboutAnEighthOfTheBudget(t *testing.T) {
 		t.Errorf("one time past the budget: %d, want 1", got)
 	}
 }
+
+// TestScanPendingListsWhatPendingListsWindowByWindow: whatever the budget
+// and the windows, a receiver with a store scanned with ScanPending lists
+// the same pending times, counts and held updates as a receiver holding
+// everything in memory lists with Pending, for any prefix of a mangled
+// stream (so that something is pending), violations included.
+func TestScanPendingListsWhatPendingListsWindowByWindow(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s := genScenario(t)
+		msgs := mangle(t, withViolations(t, spread(s.msgs, rapid.Uint64Range(1, 5000).Draw(t, "spread"))), "m")
+		msgs = msgs[:rapid.IntRange(0, len(msgs)).Draw(t, "prefix")]
+		plain := New(0)
+		runRecorded(t, plain, msgs)
+		want := plain.Pending()
+
+		r := New(0)
+		r.UseStore(&MemStore{}, rapid.Int64Range(1, 4000).Draw(t, "budget"))
+		r.window = rapid.SampledFrom([]uint64{0, 1, 2, 3, 5, 8, loadWindow}).Draw(t, "window")
+		runRecorded(t, r, msgs)
+		var got []PendingTime
+		if err := r.ScanPending(func(p *PendingTime) error { got = append(got, *p); return nil }); err != nil {
+			t.Fatalf("ScanPending: %v", err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("ScanPending listed\n%v\nwhere Pending, everything in memory, lists\n%v", got, want)
+		}
+	})
+}
+
+func TestScanPendingStopsWithTheErrorOfYield(t *testing.T) {
+	r := New(0)
+	r.UseStore(&MemStore{}, 1)
+	for tm := range uint64(20) {
+		if _, _, err := r.Push(nil, &cdc.Message{Kind: cdc.KindUpdate, Update: cdc.Update{Data: []byte(`"a"`), Time: tm, Diff: 1}}, cdc.Pos{}); err != nil {
+			t.Fatal(err)
+		}
+		if r.NeedShed() {
+			if err := r.Shed(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	stop := fmt.Errorf("enough")
+	n := 0
+	err := r.ScanPending(func(*PendingTime) error {
+		if n++; n == 3 {
+			return stop
+		}
+		return nil
+	})
+	if err != stop || n != 3 {
+		t.Fatalf("ScanPending = %v after %d times, want %v after 3", err, n, stop)
+	}
+}

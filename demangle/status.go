@@ -85,3 +85,37 @@ func (r *Receiver) Pending() []PendingTime {
 func (r *Receiver) PendingSize() (times, updates int) {
 	return r.times.len(), r.held
 }
+
+// ScanPending calls yield on each time Pending would list, in time order,
+// holding only a window of times in memory at once: with a store, once
+// the times below the horizon are yielded it forgets them (without
+// releasing them) and loads the next window, until the store holds
+// nothing more. What each time holds is what Pending would say, since a
+// time's state depends only on the messages about it in arrival order.
+// It stops with yield's error when yield fails.
+//
+// It consumes the receiver: afterwards the receiver no longer holds the
+// times it listed, and it must not be used again. It is for a receiver
+// built to be read, as recovery.Reader builds one.
+func (r *Receiver) ScanPending(yield func(*PendingTime) error) error {
+	for {
+		list := r.Pending()
+		for i := range list {
+			if err := yield(&list[i]); err != nil {
+				return err
+			}
+		}
+		if r.store == nil || !r.spilled || r.done {
+			return nil
+		}
+		for i := range list {
+			r.drop(list[i].Time)
+		}
+		r.frontier = r.horizon // every time below it was listed
+		r.trim()
+		if err := r.loadNext(); err != nil {
+			return err
+		}
+		r.deferred = nil // violations are not this scan's to report
+	}
+}

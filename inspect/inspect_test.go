@@ -28,8 +28,16 @@ type fakeView struct {
 }
 
 func (f *fakeView) Status() (recovery.Status, error) { return recovery.Status{}, f.err }
-func (f *fakeView) Pending() ([]demangle.PendingTime, error) {
-	return f.pending, f.err
+func (f *fakeView) ScanPending(fn func(*demangle.PendingTime) error) error {
+	if f.err != nil {
+		return f.err
+	}
+	for i := range f.pending {
+		if err := fn(&f.pending[i]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 func (f *fakeView) Records(from uint64, fn func(*recovery.Record) error) error {
 	for i := range f.records {

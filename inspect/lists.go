@@ -29,7 +29,7 @@ func Pending(w io.Writer, r control.View, o Options) error {
 	return show(w, r, view[demangle.PendingTime]{
 		what: "read pending times",
 		scan: func(r control.View, yield func(*demangle.PendingTime) error) error {
-			return each(r.Pending, yield)
+			return r.ScanPending(yield)
 		},
 		json: func(p *demangle.PendingTime) any {
 			line := PendingLine{Time: p.Time, Held: p.Held}

@@ -249,7 +249,8 @@
 // message, accepted earlier, is dropped, and a rerun does not report it
 // again); a duplicate beyond it is logged and counted as accepted until it is
 // loaded. Reader.Status rebuilds what an open would; Reader.Pending loads the
-// whole pending WAL.
+// whole pending WAL, and Reader.ScanPending (inspect pending) a window of
+// times at a time.
 //
 // # How it runs
 //

@@ -126,13 +126,28 @@ func (r *Reader) Status() (Status, error) {
 
 // Pending lists each pending time: its expected count, if known, and the
 // distinct updates held. It reads every pending message into memory (the
-// WAL from the frontier on), however many there are.
+// WAL from the frontier on), however many there are: ScanPending lists
+// the same in bounded memory.
 func (r *Reader) Pending() ([]demangle.PendingTime, error) {
 	recv, err := r.receiver(true)
 	if err != nil {
 		return nil, err
 	}
 	return recv.Pending(), nil
+}
+
+// ScanPending calls fn on each pending time, in time order, as Pending
+// lists them, until fn returns an error, which it returns. It holds the
+// pending state in memory a window of times at a time (within the default
+// PendingMemory, as an open does), reading each window from the WAL, so
+// its memory does not grow with what is pending: what `cdclog inspect
+// pending` shows.
+func (r *Reader) ScanPending(fn func(*demangle.PendingTime) error) error {
+	recv, _, err := rebuild(r.db, &r.l, &r.cp, 0, false)
+	if err != nil {
+		return err
+	}
+	return recv.ScanPending(fn)
 }
 
 // OutputEnd returns the sequence number after the last committed record.

@@ -3,10 +3,13 @@ package recovery
 import (
 	"bytes"
 	"context"
+	"errors"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/cdclog/cdclog/cdc"
+	"github.com/cdclog/cdclog/demangle"
 )
 
 // heldBack returns msgs with every progress statement moved to the end.
@@ -147,4 +150,55 @@ func TestARequestThatReleasesMuchIsCommittedInPartsOfBoundedOutput(t *testing.T)
 	if got := storedOutput(t, path); !bytes.Equal(got, want) {
 		t.Fatalf("output of %d bytes, the in-memory receiver's %d", len(got), len(want))
 	}
+}
+
+// TestScanPendingListsWhatPendingDoesAWindowAtATime: on a database whose
+// pending state is mostly on disk (counts known for most times, the first
+// time's statement missing), Reader.ScanPending, which holds a window of
+// times in memory at a time, lists exactly what Pending, which loads the
+// whole pending WAL, lists; and it stops with the error of its function.
+func TestScanPendingListsWhatPendingDoesAWindowAtATime(t *testing.T) {
+	var msgs []cdc.Message
+	for _, m := range mangled(7, cleanStream(7, 0, 6000)) {
+		if m.Kind != cdc.KindProgress || m.Progress.Lower > 0 {
+			msgs = append(msgs, m)
+		}
+	}
+	path := dbPath(t)
+	p := openTest(t, path, Options{PendingMemory: 2 << 10, BatchMessages: 500})
+	appendAll(t, p, msgs, 300)
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := OpenReader(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	want, err := r.Pending()
+	if err != nil || len(want) < 4000 {
+		t.Fatalf("Pending: %d times, %v", len(want), err)
+	}
+	var got []demangle.PendingTime
+	if err := r.ScanPending(func(pt *demangle.PendingTime) error { got = append(got, *pt); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("ScanPending listed %d times, Pending %d; first difference at %d", len(got), len(want), firstPendingDiff(got, want))
+	}
+	stop := errors.New("stop")
+	n := 0
+	if err := r.ScanPending(func(*demangle.PendingTime) error { n++; return stop }); !errors.Is(err, stop) || n != 1 {
+		t.Fatalf("ScanPending stopped with %v after %d times, want %v after 1", err, n, stop)
+	}
+}
+
+// firstPendingDiff returns the first index where a and b differ.
+func firstPendingDiff(a, b []demangle.PendingTime) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
 }
