@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -96,6 +97,26 @@ func TestPendingIsATableForPeopleAndJSONLinesForScripts(t *testing.T) {
 				t.Errorf("got\n%q\nwant\n%q", b.String(), tt.want)
 			}
 		})
+	}
+}
+
+// TestPendingMissingIsExactForCountsBeyondInt64: a progress statement may
+// give a time any 64-bit count; MISSING is that count less the updates
+// held, never a wrapped negative number.
+func TestPendingMissingIsExactForCountsBeyondInt64(t *testing.T) {
+	v := &fakeView{pending: []demangle.PendingTime{
+		{Time: 3, Known: true, Expected: 1<<63 + 1, Held: 1},
+		{Time: math.MaxUint64 - 1, Known: true, Expected: math.MaxUint64, Held: 1},
+	}}
+	var b strings.Builder
+	if err := Pending(&b, v, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	want := "TIME                  EXPECTED              HELD  MISSING\n" +
+		"3                     9223372036854775809   1     9223372036854775808\n" +
+		"18446744073709551614  18446744073709551615  1     18446744073709551614\n"
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
 }
 

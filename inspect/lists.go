@@ -43,7 +43,10 @@ func Pending(w io.Writer, r control.View, o Options) error {
 			expected, missing := "unknown", "?"
 			if p.Known {
 				expected = u64(p.Expected)
-				missing = fmt.Sprint(int64(p.Expected) - int64(p.Held))
+				missing = "0"
+				if held := uint64(p.Held); held < p.Expected { // any 64-bit count: no int64 arithmetic
+					missing = u64(p.Expected - held)
+				}
 			}
 			return []string{u64(p.Time), expected, fmt.Sprint(p.Held), missing}
 		},
