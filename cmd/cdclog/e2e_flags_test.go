@@ -170,6 +170,11 @@ func TestMistypedNamesGetASuggestion(t *testing.T) {
 		{[]string{"ingest", "--db"}, "flag needs an argument: --db"},
 		{[]string{"merge", "--on-eror", "skip", "a"}, "merge: flag provided but not defined: --on-eror"},
 		{[]string{"frobnicate"}, `unknown command "frobnicate" (see 'cdclog --help')`},
+		// A mistyped command is named before the flags meant for it.
+		{[]string{"inspct", "--db", "x.db"}, `unknown command "inspct" (did you mean inspect?)`},
+		{[]string{"ingset", "--db", "x.db", "in.jsonl"}, `unknown command "ingset" (did you mean ingest?)`},
+		{[]string{"consumer", "remove", "--db", "x.db", "billing"}, `consumer: unknown subcommand "remove" (want delete)`},
+		{[]string{"inspect", "--db", "x.db", "--limit", "3", "stauts"}, `unknown view "stauts" (did you mean status?)`},
 	}
 	for _, c := range cases {
 		r := expectFailure(t, exitUsage, nil, c.args, c.want)

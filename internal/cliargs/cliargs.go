@@ -32,6 +32,11 @@
 //   - --help (-h) anywhere asks for the last command's help: Line.Help is
 //     set and Strings leaves the arguments out (urfave would read the first
 //     as a help topic).
+//   - Resolve reports a name that is no command at its level before any
+//     flag: an argument of the app is an unknown command, and a command
+//     with subcommands is left without its flags, so that its action
+//     names the unknown subcommand ("inspct --db s.db" is an unknown
+//     command, not an unknown --db).
 package cliargs
 
 import (

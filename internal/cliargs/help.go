@@ -74,7 +74,44 @@ func Resolve(app *cli.App, args []string) (Line, error) {
 	if len(line.Commands) == 1 && line.Commands[0] == "help" && len(line.Args) > 0 {
 		return HelpLine(app, line)
 	}
-	return line, nil
+	return unknownBeforeFlags(app, line)
+}
+
+// unknownBeforeFlags makes a name that is none of the commands at its
+// level the error, rather than a flag: the flags were read against a
+// command path that stops short of the command meant ("prog inspct --db
+// s.db", "prog consumer remove --db s.db x"), so a flag of that command
+// would be reported as not defined, and the name never. At the app's
+// level it is an *UnknownCommandError. A command with subcommands takes
+// no arguments of its own, so it is left without its flags: its action
+// names the unknown one, in its own words ("unknown view").
+func unknownBeforeFlags(app *cli.App, l Line) (Line, error) {
+	if l.Help || len(l.Args) == 0 {
+		return l, nil
+	}
+	if len(l.Commands) == 0 {
+		if len(app.Commands) == 0 {
+			return l, nil
+		}
+		return l, UnknownCommand(app.Name, app.Commands, l.Args[0])
+	}
+	if c := commandAt(app, l.Commands); c != nil && len(c.Subcommands) > 0 && len(l.Flags) == len(l.Commands)+1 {
+		l.Flags = append([][]string(nil), l.Flags...)
+		l.Flags[len(l.Flags)-1] = nil
+	}
+	return l, nil
+}
+
+// commandAt returns the command at the path names, or nil.
+func commandAt(app *cli.App, names []string) *cli.Command {
+	cmd := app.Command(names[0])
+	for _, name := range names[1:] {
+		if cmd == nil {
+			return nil
+		}
+		cmd = cmd.Command(name)
+	}
+	return cmd
 }
 
 // SubcommandHelp turns "COMMAND help [SUB]" for a command with

@@ -58,3 +58,37 @@ func TestResolveShowsTheSameHelpPageForEveryWayOfAsking(t *testing.T) {
 		}
 	}
 }
+
+// TestResolveReportsAnUnknownCommandBeforeTheFlagsMeantForIt: a mistyped
+// command or subcommand followed by the flags of the one meant is
+// reported as the unknown name, not as a flag that is not defined: at the
+// app's level as an *UnknownCommandError, below a command with
+// subcommands by leaving that command without flags (its action names
+// the unknown subcommand). Known commands keep every flag.
+func TestResolveReportsAnUnknownCommandBeforeTheFlagsMeantForIt(t *testing.T) {
+	app := testApp()
+	app.Commands = append(app.Commands, &cli.Command{Name: "help"})
+	cases := []struct{ in, want, err string }{
+		{"prog inspct --db s.db", "", `unknown command "inspct" (did you mean inspect?)`},
+		{"prog --format x ingset --db s.db in.jsonl", "", `unknown command "ingset" (did you mean ingest?)`},
+		{"prog frobnicate --json", "", `unknown command "frobnicate" (see 'prog --help')`},
+		{"prog inspect sttus --db s.db --json", "prog inspect sttus", ""},
+		{"prog -q inspect --db s.db --limit 3 sttus", "prog -q inspect sttus", ""},
+		// what is known keeps its flags
+		{"prog inspect --db s.db", "prog inspect --db s.db", ""},
+		{"prog inspect wal --db s.db --limit 3", "prog inspect wal --db s.db --limit 3", ""},
+		{"prog ingest --db s.db in.jsonl", "prog ingest --db s.db in.jsonl", ""},
+		{"prog merge --json a b", "prog merge --json a b", ""},
+		{"prog --format x", "prog --format x", ""},
+	}
+	for _, c := range cases {
+		got, err := Resolve(app, strings.Fields(c.in))
+		var ue *UnknownCommandError
+		switch {
+		case c.err != "" && (!errors.As(err, &ue) || err.Error() != c.err):
+			t.Errorf("%q: %v, want %q", c.in, err, c.err)
+		case c.err == "" && (err != nil || strings.Join(got.Strings(), " ") != c.want):
+			t.Errorf("%q: %q, %v; want %q", c.in, got.Strings(), err, c.want)
+		}
+	}
+}
