@@ -99,6 +99,8 @@ type fileState struct {
 	// validation while the other passes: bbolt then reads the other
 	// one, which may describe an earlier state, even the empty one.
 	damagedMeta string
+	// noMeta is set when neither meta page validates.
+	noMeta bool
 }
 
 // examine reads f's meta pages. A file holds no committed state when it
@@ -130,6 +132,7 @@ func examine(f *os.File, osPageSize int) (fileState, error) {
 	if ok1 && (!ok0 || m1.txid > m0.txid) {
 		best, ok = m1, true
 	}
+	st.noMeta = !ok0 && !ok1
 	switch {
 	case ok0 && !ok1:
 		st.damagedMeta = "meta page 1"

@@ -121,6 +121,10 @@ func openLocked(f *os.File, path, real string, o *Options, left time.Duration) (
 		return nil, st.short
 	case st.blank != "" && (o.ReadOnly || o.NoCreate):
 		return nil, fmt.Errorf("%w: the file holds no committed cdclog state (%s)", ErrNotExist, st.blank)
+	case st.blank == "" && st.noMeta && st.size < 2*int64(os.Getpagesize()):
+		// bbolt would take the system's page size and fail to map the
+		// file with a bare "file size too small".
+		return nil, fmt.Errorf("%w (not a bbolt file: no valid meta page in its %d bytes)", ErrForeign, st.size)
 	case st.blank != "":
 		o.Logger.Warn("the database file holds no committed state: replacing it with a new database", "db", path, "why", st.blank)
 		if _, err := replace(f, real, "new", func(bdb *bolt.DB) error { return bdb.Update(create) }); err != nil {

@@ -1,10 +1,13 @@
 package store
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,15 +49,22 @@ func TestOpenRefusesForeignFilesWithoutWritingToThem(t *testing.T) {
 		junk[i] = byte(i * 7)
 	}
 	os.WriteFile(big, junk, 0o600)
+	// Between one and two pages long: bbolt alone says "file size too small".
+	var pageish []string
+	for _, n := range []int{os.Getpagesize(), os.Getpagesize() + 813, 2*os.Getpagesize() - 1} {
+		p := filepath.Join(dir, fmt.Sprintf("text-%d.jsonl", n))
+		os.WriteFile(p, bytes.Repeat([]byte("{\"update\":{}}\n"), n)[:n], 0o600)
+		pageish = append(pageish, p)
+	}
 	other := filepath.Join(dir, "other.db")
 	bdb, _ := bolt.Open(other, 0o600, nil)
 	bdb.Update(func(tx *bolt.Tx) error { _, err := tx.CreateBucket([]byte("users")); return err })
 	bdb.Close()
-	for _, path := range []string{text, big, other} {
+	for _, path := range append([]string{text, big, other}, pageish...) {
 		before, _ := os.ReadFile(path)
 		for _, ro := range []bool{false, true} {
 			_, err := Open(path, Options{ReadOnly: ro})
-			if !errors.Is(err, ErrForeign) {
+			if !errors.Is(err, ErrForeign) || !strings.Contains(err.Error(), "not a cdclog database") {
 				t.Errorf("%s (read-only %v): got %v, want ErrForeign", filepath.Base(path), ro, err)
 			}
 		}
