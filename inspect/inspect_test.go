@@ -280,3 +280,21 @@ func TestVerifySaysIdenticalOrShowsTheFirstDifferenceWithWhatGCDropped(t *testin
 		}
 	}
 }
+
+// failWriter fails every write.
+type failWriter struct{ err error }
+
+func (f failWriter) Write([]byte) (int, error) { return 0, f.err }
+
+// TestAFailedWriteIsAWriteErrorNotAReadError: when the output cannot be
+// written (a full disk, a closed pipe), the error says so, not that the
+// view could not read the database.
+func TestAFailedWriteIsAWriteErrorNotAReadError(t *testing.T) {
+	full := errors.New("no space left on device")
+	for _, o := range []Options{{}, {JSON: true}} {
+		err := Output(failWriter{full}, &fakeView{records: []recovery.Record{{Seq: 1}, {Seq: 2}}}, 1, o)
+		if !errors.Is(err, full) || !strings.HasPrefix(err.Error(), "write output: ") {
+			t.Errorf("JSON %v: %v, want a write error", o.JSON, err)
+		}
+	}
+}

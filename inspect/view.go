@@ -80,15 +80,20 @@ func show[T any](w io.Writer, r control.View, v view[T], o Options) error {
 		write = func(item *T) error { return t.row(v.row(item)...) }
 	}
 	var n uint64
+	var werr error // a failed write, which the scan returns
 	err := v.scan(r, func(item *T) error {
 		if o.Limit > 0 && n >= o.Limit {
 			return errLimit
 		}
 		n++
-		return write(item)
+		werr = write(item)
+		return werr
 	})
 	if errors.Is(err, errLimit) {
 		err = nil
+	}
+	if werr != nil && errors.Is(err, werr) {
+		return fmt.Errorf("write output: %w", werr) // not a failure to read the database
 	}
 	if err != nil {
 		if n == 0 && errors.Is(err, control.ErrGone) {
@@ -100,10 +105,14 @@ func show[T any](w io.Writer, r control.View, v view[T], o Options) error {
 		return nil
 	}
 	if n == 0 { // the header stays unwritten in the table's buffer
-		_, err := fmt.Fprintln(w, v.empty(r))
-		return err
+		_, err = fmt.Fprintln(w, v.empty(r))
+	} else {
+		err = t.flush()
 	}
-	return t.flush()
+	if err != nil {
+		return fmt.Errorf("write output: %w", err)
+	}
+	return nil
 }
 
 // each is a view's scan for a reader that returns the whole list at once
