@@ -25,6 +25,7 @@ type fakeView struct {
 	records    []recovery.Record
 	frontier   uint64
 	complete   bool
+	walFloor   uint64
 	err        error
 }
 
@@ -56,7 +57,7 @@ func (f *fakeView) OutputEnd() uint64                                        { r
 func (f *fakeView) OutputStart() uint64                                      { return 1 }
 func (f *fakeView) Consumers() ([]recovery.ConsumerInfo, error)              { return f.consumers, f.err }
 func (f *fakeView) Frontier() (uint64, bool)                                 { return f.frontier, f.complete }
-func (f *fakeView) WALFloor() uint64                                         { return 0 }
+func (f *fakeView) WALFloor() uint64                                         { return f.walFloor }
 func (f *fakeView) Close() error                                             { return nil }
 func (f *fakeView) Quarantine(fn func(*recovery.QuarantineRecord) error) error {
 	for i := range f.quarantine {
@@ -295,6 +296,25 @@ func TestAFailedWriteIsAWriteErrorNotAReadError(t *testing.T) {
 		err := Output(failWriter{full}, &fakeView{records: []recovery.Record{{Seq: 1}, {Seq: 2}}}, 1, o)
 		if !errors.Is(err, full) || !strings.HasPrefix(err.Error(), "write output: ") {
 			t.Errorf("JSON %v: %v, want a write error", o.JSON, err)
+		}
+	}
+}
+
+// TestAnEmptyWALListingSaysWhenGCDroppedTheRange: a time range below the
+// WAL floor is empty because gc dropped it, and the listing says so.
+func TestAnEmptyWALListingSaysWhenGCDroppedTheRange(t *testing.T) {
+	for _, tt := range []struct {
+		floor, from uint64
+		want        string
+	}{
+		{0, 0, "no WAL entries in the time range\n"},
+		{300, 0, "no WAL entries in the time range (gc dropped the WAL below time 300)\n"},
+		{300, 299, "no WAL entries in the time range (gc dropped the WAL below time 300)\n"},
+		{300, 300, "no WAL entries in the time range\n"},
+	} {
+		var b strings.Builder
+		if err := WAL(&b, &fakeView{walFloor: tt.floor}, tt.from, math.MaxUint64, Options{}); err != nil || b.String() != tt.want {
+			t.Errorf("floor %d, from %d: %q, %v; want %q", tt.floor, tt.from, b.String(), err, tt.want)
 		}
 	}
 }

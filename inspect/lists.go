@@ -87,7 +87,12 @@ func WAL(w io.Writer, r control.View, from, to uint64, o Options) error {
 		row: func(we *recovery.WALEntry) []string {
 			return []string{u64(we.Time), u64(we.Arrival), we.Pos.String(), we.Msg.String()}
 		},
-		empty: func(control.View) string { return "no WAL entries in the time range" },
+		empty: func(r control.View) string {
+			if floor := r.WALFloor(); floor > from {
+				return fmt.Sprintf("no WAL entries in the time range (gc dropped the WAL below time %d)", floor)
+			}
+			return "no WAL entries in the time range"
+		},
 	}, o)
 }
 
