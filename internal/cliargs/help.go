@@ -123,14 +123,7 @@ func SubcommandHelp(app *cli.App, l Line) (Line, bool) {
 	if len(l.Commands) == 0 || len(l.Args) == 0 || l.Args[0] != "help" {
 		return l, false
 	}
-	cmd := app.Command(l.Commands[0])
-	for _, name := range l.Commands[1:] {
-		if cmd == nil {
-			return l, false
-		}
-		cmd = cmd.Command(name)
-	}
-	if cmd == nil || len(cmd.Subcommands) == 0 {
+	if cmd := commandAt(app, l.Commands); cmd == nil || len(cmd.Subcommands) == 0 {
 		return l, false
 	}
 	args := append(append([]string(nil), l.Commands...), l.Args[1:]...)
