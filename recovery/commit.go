@@ -2,7 +2,6 @@ package recovery
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -125,7 +124,7 @@ func (p *Processor) commit(w *work, st *commitState) error {
 		// The batch has committed: its requests succeed, and the file
 		// receives its records when the database is opened again, or,
 		// when another program changed it, by replay.
-		if errors.Is(err, ErrSinkExcess) || errors.Is(err, ErrSinkShort) || errors.Is(err, ErrSinkChanged) {
+		if changedOutside(err) {
 			err = fmt.Errorf("%w; %s", err, p.regenerate())
 		}
 		p.fail(err)

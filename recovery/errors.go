@@ -97,3 +97,10 @@ func (e *OutputDroppedError) Unwrap() error { return ErrOutputDropped }
 // CorruptError is store.CorruptError, re-exported: a damaged record, with
 // the bucket and key it is stored under. Every one wraps ErrCorrupt.
 type CorruptError = store.CorruptError
+
+// changedOutside reports whether err is FileSink.Write's refusal of an
+// output file that another program changed while it was open: reopening
+// the database would refuse the file too.
+func changedOutside(err error) bool {
+	return errors.Is(err, ErrSinkExcess) || errors.Is(err, ErrSinkShort) || errors.Is(err, ErrSinkChanged)
+}

@@ -354,7 +354,7 @@ func (p *Processor) fail(err error) {
 	case errors.Is(err, ErrLiveOutput):
 		p.failed = err
 		p.log.Error("processor stopped: the output stream failed", "err", err)
-	case errors.Is(err, ErrSinkExcess) || errors.Is(err, ErrSinkShort) || errors.Is(err, ErrSinkChanged):
+	case changedOutside(err):
 		// Reopening would refuse the file: the error says what to do.
 		p.failed = fmt.Errorf("%w: %w", ErrFailed, err)
 		p.log.Error("processor stopped: another program changed the output file", "err", err)
