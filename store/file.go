@@ -72,9 +72,10 @@ func (t *tempFile) discard() {
 }
 
 // fill makes the temporary file a bbolt database holding what fn writes,
-// synced to disk, and closes it. bbolt's first write (its meta pages) and
-// every commit go to the temporary name, so no process ever sees them
-// half done at the database's path.
+// cut to the pages it uses (see trimToUsed), synced to disk, and closes
+// it. bbolt's first write (its meta pages) and every commit go to the
+// temporary name, so no process ever sees them half done at the
+// database's path.
 func (t *tempFile) fill(fn func(*bolt.DB) error) (err error) {
 	bdb, err := bolt.Open(t.name, 0o600, &bolt.Options{
 		Timeout:      time.Second,
@@ -102,7 +103,37 @@ func (t *tempFile) fill(fn func(*bolt.DB) error) (err error) {
 		}
 		return err
 	}
-	return bdb.Sync()
+	if err := trimToUsed(bdb, t.f); err != nil {
+		return fmt.Errorf("trim the file to its used pages: %w", err)
+	}
+	// fsync, not bbolt's fdatasync: the file's new size is metadata.
+	return t.f.Sync()
+}
+
+// trimToUsed cuts f, the file of bdb, to the pages bdb's last commit uses
+// (bbolt's high-water mark, Tx.Size). bbolt grows a file it writes from
+// empty to the size of its memory map, a power of two up to 16 MiB, and
+// then by 16 MiB past what a commit needs: a compacted copy was up to
+// twice as big as what it holds, or 16 MiB bigger, and so could be bigger
+// than the file it replaced (47.5 MiB became 53.8 MiB, with nothing
+// dropped). No page at or past the mark is read, and bbolt grows the file
+// again (by its size on disk) when a later commit needs more. The mark
+// never moves down, so the other meta page needs no more pages than this
+// one. Nothing else uses bdb while fill runs. Should a crash lose the new
+// size, the file is only longer than it needs, which bbolt accepts.
+func trimToUsed(bdb *bolt.DB, f *os.File) error {
+	var used int64
+	if err := bdb.View(func(tx *bolt.Tx) error { used = tx.Size(); return nil }); err != nil {
+		return err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if fi.Size() <= used {
+		return nil
+	}
+	return f.Truncate(used)
 }
 
 // createFile puts a new database, its schema committed, at real, which must
