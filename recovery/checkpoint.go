@@ -79,6 +79,13 @@ type checkpoint struct {
 	StartKnown bool   `msgpack:"start_known"`
 	// Committed is when this checkpoint was written (Unix nanoseconds).
 	Committed int64 `msgpack:"committed"`
+
+	// sourceIndex maps each name of the first sourceIndexed of Sources
+	// to its index, kept up by source (not stored): a database that has
+	// read many files has as many sources, and every accepted message
+	// looks its source up.
+	sourceIndex   map[string]uint64
+	sourceIndexed int
 }
 
 // sinkState is the committed state of an output file.
@@ -183,12 +190,19 @@ func (cp *checkpoint) put(tx *bolt.Tx) error {
 
 // source returns the index of a source name, adding it when new.
 func (cp *checkpoint) source(name string) uint64 {
-	for i, s := range cp.Sources {
-		if s == name {
-			return uint64(i)
+	if cp.sourceIndex == nil {
+		cp.sourceIndex, cp.sourceIndexed = make(map[string]uint64, len(cp.Sources)), 0
+	}
+	for ; cp.sourceIndexed < len(cp.Sources); cp.sourceIndexed++ {
+		if _, dup := cp.sourceIndex[cp.Sources[cp.sourceIndexed]]; !dup { // the first one, as a scan finds
+			cp.sourceIndex[cp.Sources[cp.sourceIndexed]] = uint64(cp.sourceIndexed)
 		}
 	}
+	if i, ok := cp.sourceIndex[name]; ok {
+		return i
+	}
 	cp.Sources = append(cp.Sources, name)
+	cp.sourceIndex[name], cp.sourceIndexed = uint64(len(cp.Sources)-1), len(cp.Sources)
 	return uint64(len(cp.Sources) - 1)
 }
 
@@ -199,10 +213,15 @@ func (cp *checkpoint) sourceName(i uint64) string {
 	return ""
 }
 
-// clone returns a deep copy, safe to hand to the commit goroutine.
+// clone returns a copy, safe to hand to the commit goroutine. Sources is
+// shared, capped at its length: names are only ever appended, and an
+// append to either copy then writes past what the other one sees (or to a
+// new array), so sharing costs nothing where copying cost every batch
+// O(sources). The source index is not copied (source rebuilds it).
 func (cp *checkpoint) clone() checkpoint {
 	c := *cp
-	c.Sources = append([]string(nil), cp.Sources...)
+	c.Sources = cp.Sources[:len(cp.Sources):len(cp.Sources)]
+	c.sourceIndex, c.sourceIndexed = nil, 0
 	c.Files = append([]sinkState(nil), cp.Files...)
 	c.Judged = append([][2]uint64(nil), cp.Judged...)
 	if cp.Cursors != nil {
