@@ -78,15 +78,14 @@ func runIngest(c *cli.Context) error {
 	defer ctl.Close()
 	ctx, sig := stopOnSignal(c.Context, e)
 	defer sig.release()
-	in := newIngester(e, p, inputs, sink, c.Uint64("max-sink-lag"), c.Duration("drain-timeout"), c.Duration("progress-interval"))
-	runErr := in.ingest(ctx)
-	in.finish()
+	started := time.Now()
+	res, runErr := ingestInputs(ctx, e, p, inputs, sink, c.Uint64("max-sink-lag"), c.Duration("drain-timeout"), c.Duration("progress-interval"))
 	ctl.Close()
 	st, stErr := p.Status()
 	if err := p.Close(); err != nil && runErr == nil {
 		runErr = withCode(exitFailure, err)
 	}
-	in.report(c.String("db"), st, stErr, sig.Received())
+	reportIngest(e, c.String("db"), res, started, st, stErr, sig.Received())
 	return sig.outcome(runErr)
 }
 

@@ -4,13 +4,17 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 )
 
 // Input follows a run through its input (ingest, demangle, replay FILE):
 // bytes read, so a bar with an ETA, when every input is a regular file of
 // known size; messages read, on a spinner, otherwise. The description adds
 // the messages, their rate and the frontier. A nil *Input does nothing.
+// Its methods may be called concurrently (ingest's broker inputs each
+// report from a goroutine of their own): they take turns.
 type Input struct {
+	mu     sync.Mutex
 	p      *Bar
 	msgs   uint64
 	offset int64 // how far into the current input the bar has counted
@@ -50,6 +54,8 @@ func (ip *Input) StartInput(offset int64) {
 	if ip == nil {
 		return
 	}
+	ip.mu.Lock()
+	defer ip.mu.Unlock()
 	ip.p.Shrink(offset)
 	ip.offset = offset
 }
@@ -60,6 +66,8 @@ func (ip *Input) Batch(offset int64, msgs int, frontier func() (uint64, bool)) {
 	if ip == nil {
 		return
 	}
+	ip.mu.Lock()
+	defer ip.mu.Unlock()
 	ip.msgs += uint64(msgs)
 	if ip.p.bytes {
 		ip.p.Add(offset - ip.offset)
@@ -79,6 +87,8 @@ func (ip *Input) Batch(offset int64, msgs int, frontier func() (uint64, bool)) {
 // Clear erases the display before a log line.
 func (ip *Input) Clear() {
 	if ip != nil {
+		ip.mu.Lock()
+		defer ip.mu.Unlock()
 		ip.p.Clear()
 	}
 }
@@ -86,6 +96,8 @@ func (ip *Input) Clear() {
 // Finish erases the display for good.
 func (ip *Input) Finish() {
 	if ip != nil {
+		ip.mu.Lock()
+		defer ip.mu.Unlock()
 		ip.p.Finish()
 	}
 }

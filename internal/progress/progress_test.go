@@ -169,3 +169,35 @@ func TestALoggerLogsEveryIntervalUntilStopped(t *testing.T) {
 		t.Fatal("a Logger started with no interval")
 	}
 }
+
+// lockedBuffer is a bytes.Buffer safe for concurrent writes.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func TestAnInputCountsEveryBatchReportedConcurrently(t *testing.T) {
+	ip := NewInput(&lockedBuffer{}, "ingest", []string{"-"})
+	const goroutines, batches = 8, 200
+	var wg sync.WaitGroup
+	for range goroutines {
+		wg.Go(func() {
+			ip.StartInput(0)
+			for i := range batches {
+				ip.Batch(int64(i), 3, func() (uint64, bool) { return uint64(i), false })
+				ip.Clear()
+			}
+		})
+	}
+	wg.Wait()
+	ip.Finish()
+	if want := uint64(goroutines * batches * 3); ip.msgs != want {
+		t.Fatalf("counted %d messages, want %d", ip.msgs, want)
+	}
+}
