@@ -31,8 +31,8 @@ func runCheck(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if c.NArg() > 0 {
-		return usageError("check takes no arguments, got %q", c.Args().Slice())
+	if err := noArgs(c, "check"); err != nil {
+		return err
 	}
 	o := recovery.CheckOptions{MaxProblems: c.Int("max-problems")}
 	if o.MaxProblems == 0 { // the library's default, but not what the flag says:
@@ -48,9 +48,7 @@ func runCheck(c *cli.Context) error {
 	rep, err := recovery.Check(path, o)
 	prog.Finish()
 	if errors.Is(err, recovery.ErrLocked) {
-		// Unlike inspect, check is never answered over the control
-		// socket: it reads the file itself.
-		return withCode(exitFailure, fmt.Errorf("%w; check reads the file itself, so run it once the cdclog that has it open (an ingest, a serve or a gc) has stopped, or raise --lock-timeout; 'cdclog inspect' asks a running ingest or serve", err))
+		return readsFileItself(err, "check", "'cdclog inspect'") // unlike inspect
 	}
 	if err != nil {
 		return dbError(err)

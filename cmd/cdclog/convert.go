@@ -17,8 +17,8 @@ func convertCommand() *cli.Command {
 }
 
 func runConvert(c *cli.Context) error {
-	if c.NArg() > 1 {
-		return usageError("convert takes at most one FILE, got %d", c.NArg())
+	if err := atMostOneFile(c, "convert"); err != nil {
+		return err
 	}
 	e := getEnv(c)
 	in, closeIn, err := cdc.OpenInput(c.Args().First(), e.stdin, e.inFormat)

@@ -33,12 +33,12 @@ func demangleFlags() []cli.Flag {
 
 func runDemangle(c *cli.Context) (err error) {
 	e := getEnv(c)
-	if c.NArg() > 1 {
-		return usageError("demangle takes at most one FILE, got %d", c.NArg())
+	if err := atMostOneFile(c, "demangle"); err != nil {
+		return err
 	}
-	policy, err := cdc.ParseErrorPolicy(c.String("on-error"))
+	policy, err := onErrorPolicy(c)
 	if err != nil {
-		return usageError("--on-error: %v", err)
+		return err
 	}
 	maxMemory := memlimit.Default()
 	if c.IsSet("max-memory") {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cdclog/cdclog/cdc"
 	"github.com/cdclog/cdclog/internal/cliargs"
 	"github.com/cdclog/cdclog/recovery"
 	"github.com/urfave/cli/v2"
@@ -17,6 +18,32 @@ import (
 // (merge words its own for the lines it rejects).
 func onErrorFlag() cli.Flag {
 	return &cli.StringFlag{Name: "on-error", Value: "fail", Usage: "`POLICY` for bad input and protocol violations: fail, skip or quarantine"}
+}
+
+// onErrorPolicy reads --on-error (onErrorFlag, or merge's own).
+func onErrorPolicy(c *cli.Context) (cdc.ErrorPolicy, error) {
+	p, err := cdc.ParseErrorPolicy(c.String("on-error"))
+	if err != nil {
+		return p, usageError("--on-error: %v", err)
+	}
+	return p, nil
+}
+
+// noArgs refuses arguments to command cmd, which takes none.
+func noArgs(c *cli.Context, cmd string) error {
+	if c.NArg() > 0 {
+		return usageError("%s takes no arguments, got %q", cmd, c.Args().Slice())
+	}
+	return nil
+}
+
+// atMostOneFile refuses more than one FILE argument to command cmd (none
+// is stdin).
+func atMostOneFile(c *cli.Context, cmd string) error {
+	if c.NArg() > 1 {
+		return usageError("%s takes at most one FILE, got %d", cmd, c.NArg())
+	}
+	return nil
 }
 
 // defaultLockTimeout is how long a database command waits for a database

@@ -33,8 +33,8 @@ func runGC(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if c.NArg() > 0 {
-		return usageError("gc takes no arguments, got %q", c.Args().Slice())
+	if err := noArgs(c, "gc"); err != nil {
+		return err
 	}
 	timeout, err := lockTimeout(c)
 	if err != nil {

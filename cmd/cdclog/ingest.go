@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/cdclog/cdclog/cdc"
 	"github.com/cdclog/cdclog/recovery"
 	"github.com/cdclog/cdclog/relay"
 	"github.com/urfave/cli/v2"
@@ -98,9 +97,9 @@ func processorOptions(c *cli.Context, e *env) (recovery.Options, error) {
 	if err := requireFlags(c, "db"); err != nil {
 		return recovery.Options{}, err
 	}
-	policy, err := cdc.ParseErrorPolicy(c.String("on-error"))
+	policy, err := onErrorPolicy(c)
 	if err != nil {
-		return recovery.Options{}, usageError("--on-error: %v", err)
+		return recovery.Options{}, err
 	}
 	wait, err := lockWait(c.Duration("lock-timeout"))
 	if err != nil {

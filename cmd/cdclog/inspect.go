@@ -135,8 +135,8 @@ func (v inspectViewDef) command() *cli.Command {
 		Description: helpText("inspect-" + v.name),
 		Flags:       append(append(dbFlags(), jsonFlag()), v.flags...),
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usageError("inspect %s takes no arguments, got %q", v.name, c.Args().Slice())
+			if err := noArgs(c, "inspect "+v.name); err != nil {
+				return err
 			}
 			return v.run(c)
 		},

@@ -14,11 +14,7 @@ import (
 // fn's errors carry their exit code; any other (opening, closing) is
 // dbError's.
 func readDB(c *cli.Context, cmd string, fn func(control.View) error) error {
-	path, err := dbPath(c, cmd)
-	if err != nil {
-		return err
-	}
-	timeout, err := lockTimeout(c)
+	path, timeout, err := dbArgs(c, cmd)
 	if err != nil {
 		return err
 	}

@@ -37,6 +37,17 @@ func dbPath(c *cli.Context, cmd string) (string, error) {
 	return p, nil
 }
 
+// dbArgs returns --db (dbPath) and the wait of --lock-timeout
+// (lockTimeout).
+func dbArgs(c *cli.Context, cmd string) (string, time.Duration, error) {
+	path, err := dbPath(c, cmd)
+	if err != nil {
+		return "", 0, err
+	}
+	timeout, err := lockTimeout(c)
+	return path, timeout, err
+}
+
 // lockTimeout returns --lock-timeout as the wait to give store.Open.
 func lockTimeout(c *cli.Context) (time.Duration, error) {
 	return lockWait(givenIn(c, "lock-timeout").Duration("lock-timeout"))
@@ -61,22 +72,27 @@ func lockWait(d time.Duration) (time.Duration, error) {
 // while another process holds the database, its error says so, since the
 // holder may well be an ingest or a serve that does have a socket.
 func openReader(c *cli.Context, cmd string) (*recovery.Reader, error) {
-	path, err := dbPath(c, cmd)
-	if err != nil {
-		return nil, err
-	}
-	timeout, err := lockTimeout(c)
+	path, timeout, err := dbArgs(c, cmd)
 	if err != nil {
 		return nil, err
 	}
 	r, err := recovery.OpenReader(path, timeout)
 	if errors.Is(err, recovery.ErrLocked) {
-		return nil, withCode(exitFailure, fmt.Errorf("%w; %s reads the file itself, so run it once the cdclog that has it open (an ingest, a serve or a gc) has stopped, or raise --lock-timeout; 'cdclog replay --db PATH' (the stored output) asks a running ingest or serve", err, cmd))
+		return nil, readsFileItself(err, cmd, "'cdclog replay --db PATH' (the stored output)")
 	}
 	if err != nil {
 		return nil, dbError(err)
 	}
 	return r, nil
+}
+
+// readsFileItself is the runtime failure of command cmd, which reads the
+// database file itself and is never answered over a running cdclog's
+// control socket, when another process holds the file (err wraps
+// recovery.ErrLocked): the holder may well be an ingest or a serve that
+// has a socket, so it names the command (instead) that would ask it.
+func readsFileItself(err error, cmd, instead string) error {
+	return withCode(exitFailure, fmt.Errorf("%w; %s reads the file itself, so run it once the cdclog that has it open (an ingest, a serve or a gc) has stopped, or raise --lock-timeout; %s asks a running ingest or serve", err, cmd, instead))
 }
 
 // dbError makes an error opening a database a runtime failure (exit code

@@ -24,8 +24,8 @@ func mangleCommand() *cli.Command {
 }
 
 func runMangle(c *cli.Context) error {
-	if c.NArg() > 1 {
-		return usageError("mangle takes at most one FILE, got %d", c.NArg())
+	if err := atMostOneFile(c, "mangle"); err != nil {
+		return err
 	}
 	opts := streamgen.MangleOptions{Seed: c.Int64("seed"), MaxDelay: c.Int("max-delay"), MaxCopies: c.Int("max-copies")}
 	if err := opts.Validate(); err != nil {

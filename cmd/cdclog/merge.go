@@ -41,8 +41,8 @@ func parseMergeOptions(c *cli.Context) (mergeOptions, error) {
 	e := getEnv(c)
 	o := mergeOptions{rejects: &rejectSink{name: c.String("quarantine")}, merge: ordering.MergeOptions{Log: e.log}}
 	var err error
-	if o.merge.OnError, err = cdc.ParseErrorPolicy(c.String("on-error")); err != nil {
-		return o, usageError("--on-error: %v", err)
+	if o.merge.OnError, err = onErrorPolicy(c); err != nil {
+		return o, err
 	}
 	if o.rejects.name != "" {
 		o.merge.Quarantine = o.rejects

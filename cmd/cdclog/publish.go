@@ -22,8 +22,8 @@ func publishCommand() *cli.Command {
 
 func runPublish(c *cli.Context) error {
 	e := getEnv(c)
-	if c.NArg() > 0 {
-		return usageError("publish takes no arguments, got %q", c.Args().Slice())
+	if err := noArgs(c, "publish"); err != nil {
+		return err
 	}
 	path, err := dbPath(c, "publish")
 	if err != nil {
