@@ -35,6 +35,59 @@ func IsStdout(path string) bool {
 	return false
 }
 
+// OutputConflictError is CheckOutput's refusal of an output path that
+// names a file the run reads: the database (Database), or Input, one of
+// the inputs as given.
+type OutputConflictError struct {
+	Path     string // the output path, as given
+	Database bool   // the output is the database
+	Input    string // else the input it is
+}
+
+// Error words the conflict as the command line's --out.
+func (e *OutputConflictError) Error() string {
+	if e.Database {
+		return fmt.Sprintf("--out %s is the database (--db): give the output a file of its own", e.Path)
+	}
+	return fmt.Sprintf("--out %s is also an input: give the output a file of its own", e.Path)
+}
+
+// CheckOutput refuses, as an *OutputConflictError, an output path for
+// OpenOutput that names the database at db or one of the named inputs:
+// the database would be locked against itself, and an input refused as a
+// file the database did not write. Two paths name one file when both
+// exist and are the same file (os.SameFile: a link or another spelling),
+// or else when their absolute paths are equal. "" and "-" (stdout) are
+// never refused; an input that is not a path (a broker URL, "-") matches
+// no output.
+func CheckOutput(path, db string, inputs []string) error {
+	if path == "" || path == "-" {
+		return nil
+	}
+	if samePath(path, db) {
+		return &OutputConflictError{Path: path, Database: true}
+	}
+	for _, in := range inputs {
+		if samePath(path, in) {
+			return &OutputConflictError{Path: path, Input: in}
+		}
+	}
+	return nil
+}
+
+// samePath reports whether a and b name one file: the same file when
+// both exist, else the same absolute path.
+func samePath(a, b string) bool {
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	if errA == nil && errB == nil {
+		return os.SameFile(fa, fb)
+	}
+	absA, errA := filepath.Abs(a)
+	absB, errB := filepath.Abs(b)
+	return errA == nil && errB == nil && absA == absB
+}
+
 // OpenOutput sets o up to write the clean stream, in format, to the file
 // at path, as `cdclog ingest --out PATH` does:
 //

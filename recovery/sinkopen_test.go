@@ -2,6 +2,7 @@ package recovery
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -100,5 +101,57 @@ func TestOpenOutputMakesTheStdoutNamesTheGivenStdout(t *testing.T) {
 	none.Abort()
 	if err := none.Close(); err != nil {
 		t.Fatalf("a nil OutputPath's Close: %v", err)
+	}
+}
+
+func TestCheckOutputRefusesThePathOfTheDatabaseOrOfAnInput(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	for _, f := range []string{"cdc.db", "in.jsonl"} {
+		if err := os.WriteFile(f, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("in.jsonl", "link.jsonl"); err != nil {
+		t.Fatal(err)
+	}
+	inputs := []string{"kafka://b:9092/t", "-", "in.jsonl"}
+	tests := []struct {
+		name, out string
+		want      *OutputConflictError // nil: accepted
+	}{
+		{"a file of its own", "clean.jsonl", nil},
+		{"stdout by no path", "", nil},
+		{"stdout by a dash", "-", nil},
+		{"the database", "cdc.db", &OutputConflictError{Path: "cdc.db", Database: true}},
+		{"the database by its absolute path", filepath.Join(dir, "cdc.db"), &OutputConflictError{Path: filepath.Join(dir, "cdc.db"), Database: true}},
+		{"an input", "in.jsonl", &OutputConflictError{Path: "in.jsonl", Input: "in.jsonl"}},
+		{"a link to an input", "link.jsonl", &OutputConflictError{Path: "link.jsonl", Input: "in.jsonl"}},
+		{"an input by another spelling", "./sub/../in.jsonl", &OutputConflictError{Path: "./sub/../in.jsonl", Input: "in.jsonl"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := CheckOutput(tc.out, "cdc.db", inputs)
+			var ce *OutputConflictError
+			switch {
+			case tc.want == nil && err != nil:
+				t.Fatalf("CheckOutput(%q) = %v, want nil", tc.out, err)
+			case tc.want == nil:
+			case !errors.As(err, &ce) || *ce != *tc.want:
+				t.Fatalf("CheckOutput(%q) = %#v, want %#v", tc.out, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestCheckOutputComparesPathsThatDoNotExistYetByAbsolutePath(t *testing.T) {
+	t.Chdir(t.TempDir())
+	err := CheckOutput("new.db", "./new.db", nil)
+	if want := "--out new.db is the database (--db): give the output a file of its own"; err == nil || err.Error() != want {
+		t.Fatalf("CheckOutput = %v, want %q", err, want)
+	}
+	err = CheckOutput("out.jsonl", "new.db", []string{"later.jsonl", "out.jsonl"})
+	if want := "--out out.jsonl is also an input: give the output a file of its own"; err == nil || err.Error() != want {
+		t.Fatalf("CheckOutput = %v, want %q", err, want)
 	}
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/cdclog/cdclog/recovery"
@@ -124,34 +122,12 @@ func processorOptions(c *cli.Context, e *env) (recovery.Options, error) {
 	}, nil
 }
 
-// checkOutNamesItsOwnFile refuses an --out that is the database or one of
-// the input files: the database would be locked against itself, and an
-// input would be refused as a file the database did not write.
+// checkOutNamesItsOwnFile refuses an --out that is the database or one
+// of the inputs (recovery.CheckOutput) as a usage error.
 func checkOutNamesItsOwnFile(c *cli.Context) error {
-	out := c.String("out")
-	if out == "" || out == "-" {
-		return nil
-	}
-	if samePath(out, c.String("db")) {
-		return usageError("--out %s is the database (--db): give the output a file of its own", out)
-	}
-	for _, in := range append(c.StringSlice("from"), c.Args().Slice()...) {
-		if samePath(out, in) {
-			return usageError("--out %s is also an input: give the output a file of its own", out)
-		}
+	inputs := append(c.StringSlice("from"), c.Args().Slice()...)
+	if err := recovery.CheckOutput(c.String("out"), c.String("db"), inputs); err != nil {
+		return usageError("%v", err)
 	}
 	return nil
-}
-
-// samePath reports whether a and b name one file: the same file when
-// both exist, else the same absolute path.
-func samePath(a, b string) bool {
-	fa, errA := os.Stat(a)
-	fb, errB := os.Stat(b)
-	if errA == nil && errB == nil {
-		return os.SameFile(fa, fb)
-	}
-	absA, errA := filepath.Abs(a)
-	absB, errB := filepath.Abs(b)
-	return errA == nil && errB == nil && absA == absB
 }
