@@ -46,6 +46,18 @@ func atMostOneFile(c *cli.Context, cmd string) error {
 	return nil
 }
 
+// firstSet returns the first of the named flags that was given, or ""
+// when none was: for the commands that refuse flags which do not apply
+// to what the rest of the line asks.
+func firstSet(c *cli.Context, names ...string) string {
+	for _, n := range names {
+		if c.IsSet(n) {
+			return n
+		}
+	}
+	return ""
+}
+
 // defaultLockTimeout is how long a database command waits for a database
 // another process holds.
 const defaultLockTimeout = 3 * time.Second

@@ -73,10 +73,8 @@ func openIngestInputs(c *cli.Context, e *env) (*relay.Inputs, error) {
 func parseSink(c *cli.Context, e *env, cmd string, only ...string) (*relay.OutputSpec, error) {
 	to := c.String("to")
 	if to == "" {
-		for _, f := range append([]string{"sink-id", "takeover", "transaction-timeout", "sink-timeout"}, only...) {
-			if c.IsSet(f) {
-				return nil, usageError("%s: --%s applies to a broker output, and there is no --to", cmd, f)
-			}
+		if f := firstSet(c, append([]string{"sink-id", "takeover", "transaction-timeout", "sink-timeout"}, only...)...); f != "" {
+			return nil, usageError("%s: --%s applies to a broker output, and there is no --to", cmd, f)
 		}
 		return nil, nil
 	}

@@ -40,10 +40,8 @@ func runReplay(c *cli.Context) error {
 	}
 	// --max-memory bounds the in-memory receiver of 'replay FILE'; the
 	// --db modes do not read it, so it is refused rather than ignored.
-	for _, name := range []string{"start", "on-error", "quarantine", "max-memory"} {
-		if c.IsSet(name) {
-			return usageError("replay: --%s applies to 'replay FILE', not to --db", name)
-		}
+	if name := firstSet(c, "start", "on-error", "quarantine", "max-memory"); name != "" {
+		return usageError("replay: --%s applies to 'replay FILE', not to --db", name)
 	}
 	if c.Bool("rederive") && c.Bool("verify") {
 		return usageError("replay: give --rederive (write the re-derived stream) or --verify (compare it with the stored output), not both")
@@ -94,10 +92,8 @@ func checkRetained(c *cli.Context, r control.View, from uint64) error {
 
 // replayFile is 'replay FILE': demangle's code on a captured input.
 func replayFile(c *cli.Context) error {
-	for _, name := range []string{"from-seq", "rederive", "verify", "lock-timeout"} {
-		if c.IsSet(name) {
-			return usageError("replay: --%s needs --db PATH", name)
-		}
+	if name := firstSet(c, "from-seq", "rederive", "verify", "lock-timeout"); name != "" {
+		return usageError("replay: --%s needs --db PATH", name)
 	}
 	if c.NArg() != 1 {
 		return usageError("replay needs --db PATH or one FILE (\"-\" for stdin), got %d arguments", c.NArg())
