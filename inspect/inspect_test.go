@@ -245,6 +245,28 @@ func TestGCWritesTextWithTheNoteOrOneJSONObject(t *testing.T) {
 	}
 }
 
+func TestGCNoteSaysWhyTheFileWasNotCompacted(t *testing.T) {
+	held := &control.Holder{Info: control.Info{PID: 42}, Socket: "state.db.sock"}
+	tests := []struct {
+		name      string
+		held      *control.Holder
+		noCompact bool
+		want      string
+	}{
+		{"compacted", nil, false, ""},
+		{"asked not to", nil, true, "not compacted: later writes reuse the freed pages"},
+		{"held by a running cdclog", held, false, "not compacted: held by a running cdclog, which reuses the freed pages"},
+		{"held, and asked not to", held, true, "not compacted: held by a running cdclog, which reuses the freed pages"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := GCNote(tc.held, tc.noCompact); got != tc.want {
+				t.Fatalf("GCNote = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestProblemCountSaysOneProblemOrMany(t *testing.T) {
 	if got := ProblemCount(&recovery.CheckReport{Problems: []recovery.Problem{{}}}); got != "1 problem" {
 		t.Errorf("one: %q", got)

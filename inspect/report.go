@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cdclog/cdclog/control"
 	"github.com/cdclog/cdclog/recovery"
 )
 
@@ -17,6 +18,20 @@ func GC(w io.Writer, path string, res *recovery.GCResult, note string, o Options
 		return writeJSONObject(w, res)
 	}
 	return writeGCText(w, path, res, note)
+}
+
+// GCNote is GC's note for a gc that did not compact the file, and why:
+// held is the running cdclog that dropped the same online (control.GC),
+// or nil; noCompact is what recovery.GCOptions.NoCompact asked. It is
+// empty when the file was compacted.
+func GCNote(held *control.Holder, noCompact bool) string {
+	switch {
+	case held != nil:
+		return "not compacted: held by a running cdclog, which reuses the freed pages"
+	case noCompact:
+		return "not compacted: later writes reuse the freed pages"
+	}
+	return ""
 }
 
 // Check writes a check's report (recovery.Check): "key: value" lines and

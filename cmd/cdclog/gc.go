@@ -58,17 +58,13 @@ func runGC(c *cli.Context) error {
 
 // gcHeldOrNot runs gc on the database at rest or, while a running
 // cdclog holds it, by that process online (control.GC); note says what
-// was not done.
+// was not done (inspect.GCNote).
 func gcHeldOrNot(c *cli.Context, e *env, path string, o recovery.GCOptions, timeout time.Duration) (recovery.GCResult, string, error) {
 	o.LockTimeout = timeout
 	res, held, err := control.GC(c.Context, path, o)
 	if held != nil {
 		e.log.Info("the database is held by a running cdclog: it dropped the same online; compacting needs the database to itself, so run gc again once it has stopped to shrink the file",
 			"pid", held.Info.PID, "socket", held.Socket)
-		return res, "not compacted: held by a running cdclog, which reuses the freed pages", err
 	}
-	if o.NoCompact {
-		return res, "not compacted: later writes reuse the freed pages", err
-	}
-	return res, "", err
+	return res, inspect.GCNote(held, o.NoCompact), err
 }
