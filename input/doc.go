@@ -31,6 +31,10 @@
 // its start) or cut short (copied and truncated: read again from its
 // start; also when written again past what was read before the source
 // looked, which the last bytes read, no longer where they were, tell).
+// A followed path with no file yet (nor, perhaps, its directory) is
+// waited for, as tail -F does: the log says so once, and the file is read
+// from its start when it appears (or resumed at its cursor, if it is the
+// file the cursor describes). Without Follow a missing file is an error.
 // The path is polled (FileOptions.Poll): a file that was at the path for
 // less than a poll, between two rotations, may never be opened, as with
 // tail -F. A file rotated while no process was following it has its unread

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -52,6 +53,10 @@ type File struct {
 	// rewritten is set when a followed file's last bytes read changed
 	// (see followReader): reopen reads it again from its start.
 	rewritten bool
+	// absent is set while a followed path has no file yet: Read waits
+	// for one, and then resumes at pending, the cursor given to Start.
+	absent  bool
+	pending []byte
 
 	ended  error // what ended the input, returned from then on
 	closed bool
@@ -59,7 +64,9 @@ type File struct {
 
 // OpenFile opens the regular file at path. It fails with an error
 // wrapping ErrNotRegular for anything else, and with fs.ErrNotExist's
-// kind for a missing file.
+// kind for a missing file, unless following: a followed path with no
+// file yet is waited for, like tail -F (the log says so once), and the
+// file read from its start once it appears.
 //
 // A file that is not followed holds no file descriptor until Start: it is
 // opened here to be checked, closed, and opened again by Start, so that
@@ -78,7 +85,12 @@ func OpenFile(path string, o FileOptions) (*File, error) {
 	}
 	s := &File{path: path, abs: abs, o: o, log: o.Logger}
 	if err := s.open(); err != nil {
-		return nil, err
+		if !s.waits(err) {
+			return nil, err
+		}
+		s.absent = true
+		s.log.Info("input does not exist yet: waiting for it to appear", "file", s.path)
+		return s, nil
 	}
 	if !o.Follow {
 		s.f.Close()
@@ -112,6 +124,12 @@ func (s *File) open() error {
 	s.f = f
 	s.newDecoder()
 	return nil
+}
+
+// waits reports whether err, from open, is a followed path with no file
+// yet (or no directory), which Read waits for.
+func (s *File) waits(err error) bool {
+	return s.o.Follow && errors.Is(err, fs.ErrNotExist)
 }
 
 // newDecoder starts decoding the open file from its start.
@@ -161,10 +179,22 @@ func (s *File) Size() int64 {
 // Start resumes at the committed cursor when the file still holds what it
 // describes; otherwise the file is read from its start, and the log says
 // why.
+//
+// A followed file that does not exist yet keeps cursor for when it
+// appears (see Read).
 func (s *File) Start(_ context.Context, cursor []byte) error {
 	if err := s.open(); err != nil {
+		if s.waits(err) {
+			s.absent, s.pending = true, cursor
+			return nil
+		}
 		return s.end(err)
 	}
+	return s.resume(cursor)
+}
+
+// resume positions the open file at cursor, when it still describes it.
+func (s *File) resume(cursor []byte) error {
 	if cursor == nil {
 		return nil
 	}
@@ -227,8 +257,8 @@ func (s *File) Read(ctx context.Context, b *recovery.SourceBatch) error {
 	if s.ended != nil {
 		return s.ended
 	}
-	if err := s.open(); err != nil { // Read before Start
-		return s.end(err)
+	if err := s.appear(ctx); err != nil {
+		return err
 	}
 	for {
 		if err := ctx.Err(); err != nil {
@@ -267,6 +297,34 @@ func (s *File) Read(ctx context.Context, b *recovery.SourceBatch) error {
 				err = fmt.Errorf("read %s: %w", s.path, err)
 			}
 			return s.end(s.mark(b, err))
+		}
+	}
+}
+
+// appear opens the file, unless it is open (Read before Start); a
+// followed path with no file yet is waited for, until ctx ends, and the
+// file found there then resumed at the cursor given to Start.
+func (s *File) appear(ctx context.Context) error {
+	for {
+		err := s.open()
+		switch {
+		case err == nil && s.absent:
+			s.absent = false
+			s.log.Info("input appeared: reading it", "file", s.path)
+			cursor := s.pending
+			s.pending = nil
+			if err := s.resume(cursor); err != nil {
+				return s.end(err)
+			}
+			return nil
+		case err == nil:
+			return nil
+		case !s.waits(err):
+			return s.end(err)
+		}
+		s.absent = true
+		if err := s.wait(ctx); err != nil {
+			return err
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -402,5 +403,89 @@ func TestFilesNotFollowedHoldNoDescriptorUntilStarted(t *testing.T) {
 	}
 	if open := openFDs(t) - before; open > 2 {
 		t.Fatalf("%d descriptors left open", open)
+	}
+}
+
+// --follow of a path with no file yet waits for it, like tail -F, saying
+// so once, and reads it from its start once it appears; without --follow
+// a missing file is an error.
+func TestAFollowedFileThatDoesNotExistYetIsWaitedFor(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		path func(dir string) string
+	}{
+		{"in an existing directory", func(dir string) string { return dir + "/in.jsonl" }},
+		{"in a directory not made yet", func(dir string) string { return dir + "/later/in.jsonl" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := tc.path(t.TempDir())
+			if _, err := OpenFile(path, FileOptions{Logger: quietLog()}); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("not followed: %v, want it missing", err)
+			}
+			var logged bytes.Buffer
+			f, err := OpenFile(path, FileOptions{Follow: true, Poll: time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if err := f.Start(context.Background(), nil); err != nil {
+				t.Fatal(err)
+			}
+			if f.Size() != -1 || f.Offset() != 0 {
+				t.Errorf("size %d, offset %d before the file exists", f.Size(), f.Offset())
+			}
+			for range 3 {
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+				b := newBatch()
+				err := f.Read(ctx, b)
+				cancel()
+				if !errors.Is(err, context.DeadlineExceeded) || b.Len() != 0 {
+					t.Fatalf("before it exists: %d messages, %v", b.Len(), err)
+				}
+			}
+			if n := strings.Count(logged.String(), "waiting for it to appear"); n != 1 {
+				t.Errorf("the wait was logged %d times, want once:\n%s", n, logged.String())
+			}
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, filepath.Dir(path), "in.jsonl", updates(0, 5))
+			if got, _ := collect(t, f, 5, 10*time.Second); !slices.Equal(got, seq(0, 5)) {
+				t.Fatal(got)
+			}
+			appendFile(t, path, updates(5, 7))
+			if got, _ := collect(t, f, 2, 10*time.Second); !slices.Equal(got, seq(5, 7)) {
+				t.Fatal(got)
+			}
+		})
+	}
+}
+
+// A cursor committed for a followed file that is gone (rotated away, not
+// yet recreated) is kept until a file appears: the same file back at the
+// path resumes where it stopped, another is read from its start.
+func TestAFollowedFileThatAppearsLaterResumesAtItsCursor(t *testing.T) {
+	dir := t.TempDir()
+	path := writeFile(t, dir, "in.jsonl", updates(0, 5))
+	f := followed(t, path, nil)
+	_, cursor := collect(t, f, 5, 10*time.Second)
+	f.Close()
+	if err := os.Rename(path, path+".away"); err != nil {
+		t.Fatal(err)
+	}
+	g, err := OpenFile(path, FileOptions{Follow: true, Poll: time.Millisecond, Logger: quietLog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if err := g.Start(context.Background(), cursor); err != nil {
+		t.Fatal(err)
+	}
+	appendFile(t, path+".away", updates(5, 7))
+	if err := os.Rename(path+".away", path); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := collect(t, g, 2, 10*time.Second); !slices.Equal(got, seq(5, 7)) {
+		t.Fatalf("the same file back: read %v, want it resumed at 5", got)
 	}
 }

@@ -101,7 +101,8 @@ func (in *Inputs) Close() {
 // Open opens every input of the list, files first (input.Open, stdin by
 // input.NewStream), then the broker inputs (Source), before anything is
 // read, so that a missing file or a broker's option it does not take
-// fails before a database is touched; on an error what was opened is
+// fails before a database is touched (a followed file that does not exist
+// yet is no error: it is waited for, see input.OpenFile); on an error what was opened is
 // closed. Options that Validate refuses are its *cdc.OptionError, Follow
 // without exactly one file, not stdin, is one too; a file's error is
 // input.Open's, a broker input's Source's (it wraps ErrOption for an

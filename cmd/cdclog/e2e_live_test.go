@@ -276,6 +276,44 @@ func TestIngestFollowReadsAGrowingRotatingFileUntilASignal(t *testing.T) {
 	}
 }
 
+// --follow of a path with no file yet waits for the file, like tail -F,
+// and reads it from its start once it appears; a plain missing FILE is
+// still an error.
+func TestIngestFollowWaitsForAFileThatDoesNotExistYet(t *testing.T) {
+	dir := t.TempDir()
+	in, db, out := filepath.Join(dir, "in.jsonl"), filepath.Join(dir, "s.db"), filepath.Join(dir, "out.jsonl")
+	expectFailure(t, exitFailure, nil, []string{"ingest", "--db", db, "--out", out, in}, "no such file")
+	cmd, stdout, _ := testbin.Command(t, nil, "ingest", "--follow", "--db", db, "--out", out, in)
+	logPath := filepath.Join(dir, "stderr")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	cmd.Stderr = logFile // read while it runs
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	for log, _ := os.ReadFile(logPath); !strings.Contains(string(log), "waiting for it to appear"); log, _ = os.ReadFile(logPath) {
+		if time.Since(start) > 10*time.Second {
+			t.Fatalf("ingest --follow of a missing file does not say it waits:\n%s", log)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	os.WriteFile(in, []byte(cdcTimes(0, 20)), 0o644)
+	waitForFile(t, out, cdcTimes(0, 20), 10*time.Second)
+	appendTo(t, in, cdcTimes(20, 30))
+	waitForFile(t, out, cdcTimes(0, 30), 10*time.Second)
+	cmd.Process.Signal(syscall.SIGTERM)
+	r := testbin.Finish(cmd, cmd.Wait(), stdout, &bytes.Buffer{}, time.Since(start))
+	log, _ := os.ReadFile(logPath)
+	if r.Code != 0 || strings.Count(string(log), "waiting for it to appear") != 1 {
+		t.Fatalf("exit %d, want 0 having logged the wait once:\n%s", r.Code, log)
+	}
+}
+
 func appendTo(t *testing.T, path, s string) {
 	t.Helper()
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
