@@ -35,7 +35,12 @@
 // waited for, as tail -F does: the log says so once, and the file is read
 // from its start when it appears (or resumed at its cursor, if it is the
 // file the cursor describes). Without Follow a missing file is an error.
-// The path is polled (FileOptions.Poll): a file that was at the path for
+// On Linux, inotify wakes the source as soon as the file it reads is
+// written, or a file is created or moved to the path (the latency of a
+// pipe, not of a poll); the path is also polled (FileOptions.Poll), on
+// every system, which is all there is elsewhere, on file systems that
+// report no change (NFS written from another host), and if inotify fails
+// (no instance or watch left): a file that was at the path for
 // less than a poll, between two rotations, may never be opened, as with
 // tail -F. A file rotated while no process was following it has its unread
 // tail left unread: the cursor then finds another file at the path.

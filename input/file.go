@@ -30,8 +30,9 @@ type FileOptions struct {
 	// Follow keeps reading as the file grows, and across rotation (see
 	// the package documentation): Read never returns io.EOF.
 	Follow bool
-	// Poll is how often a followed file at its end is looked at again;
-	// 0 means DefaultPoll.
+	// Poll is how often a followed file at its end is looked at again,
+	// when nothing woke it sooner (inotify, on Linux); 0 means
+	// DefaultPoll.
 	Poll time.Duration
 	// Logger receives notes about resuming, rotation and unfinished last
 	// lines; nil means slog.Default().
@@ -57,6 +58,9 @@ type File struct {
 	// for one, and then resumes at pending, the cursor given to Start.
 	absent  bool
 	pending []byte
+	// w wakes a followed file's wait when it is written (nil: polled
+	// only; see watcher).
+	w *watcher
 
 	ended  error // what ended the input, returned from then on
 	closed bool
@@ -84,8 +88,16 @@ func OpenFile(path string, o FileOptions) (*File, error) {
 		o.Logger = slog.Default()
 	}
 	s := &File{path: path, abs: abs, o: o, log: o.Logger}
+	if o.Follow {
+		w, err := newWatcher(abs)
+		if err != nil {
+			s.log.Debug("following by polling alone", "file", path, "err", err)
+		}
+		s.w = w
+	}
 	if err := s.open(); err != nil {
 		if !s.waits(err) {
+			s.Close()
 			return nil, err
 		}
 		s.absent = true
@@ -122,6 +134,9 @@ func (s *File) open() error {
 		return fmt.Errorf("input %s: %w", s.path, ErrNotRegular)
 	}
 	s.f = f
+	if s.w != nil {
+		s.w.follow(f) // before the first read: every later write wakes a wait
+	}
 	s.newDecoder()
 	return nil
 }
@@ -359,8 +374,18 @@ func (s *File) mark(b *recovery.SourceBatch, err error) error {
 	return err
 }
 
-// wait sleeps for the poll interval, or until ctx ends.
+// wait sleeps for the poll interval, or until ctx ends; with a watcher,
+// only until the file is written or one appears at the path.
 func (s *File) wait(ctx context.Context) error {
+	if s.w != nil {
+		err := s.w.wait(ctx, s.o.Poll)
+		if err == nil || ctx.Err() != nil {
+			return ctx.Err()
+		}
+		s.log.Debug("file change notification failed: polling", "file", s.path, "err", err)
+		s.w.close()
+		s.w = nil
+	}
 	t := time.NewTimer(s.o.Poll)
 	defer t.Stop()
 	select {
@@ -374,6 +399,10 @@ func (s *File) wait(ctx context.Context) error {
 // Close closes the file.
 func (s *File) Close() error {
 	s.closed = true
+	if s.w != nil {
+		s.w.close()
+		s.w = nil
+	}
 	if s.f == nil {
 		return nil // never started
 	}

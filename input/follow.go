@@ -119,6 +119,9 @@ func (s *File) reopen() error {
 	}
 	s.f.Close()
 	s.f = f
+	if s.w != nil {
+		s.w.follow(f)
+	}
 	s.log.Info("input was rotated: reading the new file from its start", "file", s.path)
 	s.newDecoder()
 	return nil
