@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -41,18 +42,20 @@ func parseOutputQuery(r *http.Request) (outputQuery, error) {
 		var err error
 		switch name {
 		case "from":
-			q.from, err = strconv.ParseUint(v, 10, 64)
+			q.from, err = parseCount(v)
 			if err == nil && q.from == 0 {
 				err = errors.New("sequence numbers start at 1")
 			}
 		case "limit":
-			q.limit, err = strconv.ParseUint(v, 10, 64)
+			q.limit, err = parseCount(v)
 			if err == nil && q.limit == 0 {
 				err = errors.New("must be at least 1")
 			}
 		case "wait":
 			q.wait, err = time.ParseDuration(v)
-			if err == nil && (q.wait < 0 || q.wait > MaxWait) {
+			if err != nil {
+				err = errors.New("not a duration in Go's syntax (500ms, 5s, 1m)")
+			} else if q.wait < 0 || q.wait > MaxWait {
 				err = fmt.Errorf("must be from 0 to %v", MaxWait)
 			}
 		default:
@@ -66,6 +69,19 @@ func parseOutputQuery(r *http.Request) (outputQuery, error) {
 		return q, errors.New("parameter wait needs limit: without limit the output is a stream, held open for new records")
 	}
 	return q, nil
+}
+
+// parseCount reads a sequence number or a limit: a decimal number of at
+// most 64 bits, refused in the API's words rather than strconv's.
+func parseCount(v string) (uint64, error) {
+	n, err := strconv.ParseUint(v, 10, 64)
+	switch {
+	case errors.Is(err, strconv.ErrRange):
+		return 0, fmt.Errorf("too large: at most %d", uint64(math.MaxUint64))
+	case err != nil:
+		return 0, errors.New("not a whole number (decimal digits only)")
+	}
+	return n, nil
 }
 
 // serveOutput is GET /v1/output: the committed output records from
