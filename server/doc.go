@@ -108,7 +108,10 @@
 //
 // The output log is kept whole unless cdclog gc is told otherwise
 // (--retain-output): when the records from SEQ on are no longer all
-// there, the answer is 410 Gone, naming the first record kept.
+// there, the answer is 410 Gone, naming the first record kept. A stream
+// or long poll whose reader falls so far behind that gc drops the records
+// it was about to be sent is cut off (a broken response, and a warning in
+// the server's log), and the reader's next request is that 410.
 //
 // # The rest
 //

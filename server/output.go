@@ -214,11 +214,20 @@ func (ow *outputWriter) finish(s *Server, err error) {
 		ow.flush()
 		return
 	}
-	if d := (*recovery.OutputDroppedError)(nil); errors.As(err, &d) && !ow.started {
-		// gc dropped the records asked for (cdclog gc --retain-output):
-		// Output says so before it yields any record.
-		writeGone(ow.w, d.From, d.First)
-		return
+	if d := (*recovery.OutputDroppedError)(nil); errors.As(err, &d) {
+		if !ow.started {
+			// gc dropped the records asked for (cdclog gc --retain-output):
+			// Output says so before it yields any record.
+			writeGone(ow.w, d.From, d.First)
+			return
+		}
+		// gc's retention dropped the records this response was about to
+		// send: the reader fell behind it, the log is sound. The response
+		// is cut off, and the client's next request is answered 410.
+		s.log.Warn("/v1/output: a reader fell behind gc's retention (--retain-output), which dropped the records it was about to be sent; its response is cut off, and its next request is answered 410",
+			"record", d.From, "first_kept", d.First)
+		ow.flush()
+		panic(http.ErrAbortHandler)
 	}
 	s.log.Error("/v1/output: read the output log", "err", err)
 	if !ow.started {

@@ -741,3 +741,55 @@ func TestAStreamWhoseClientStoppedReadingDoesNotHoldUpAShutdown(t *testing.T) {
 		t.Fatalf("the shutdown took %v: the stream held it up", d)
 	}
 }
+
+func TestAStreamOvertakenByGCIsCutOffWithAWarningNotAnError(t *testing.T) {
+	var logs syncBuffer
+	ts := newTestServer(t, recovery.Options{}, Options{})
+	ts.s.log = slog.New(slog.NewTextHandler(&logs, nil))
+	var b strings.Builder
+	for tm := uint64(0); tm < 30000; tm++ {
+		b.WriteString(update(fmt.Sprintf(`"key-%d-padded-so-that-the-stream-fills-the-socket-buffers"`, tm), tm, 1))
+		b.WriteString(progress(tm, tm+1, tm, 1))
+	}
+	var res appendResult
+	if st := ts.appendLines(b.String(), &res); st != http.StatusOK {
+		t.Fatalf("append: %d %+v", st, res)
+	}
+	resp, err := http.Get(ts.srv.URL + "/v1/output?from=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	// The stream has sent its first batch and waits for the client, which
+	// does not read, while gc drops all but the last records.
+	time.Sleep(300 * time.Millisecond)
+	if _, err := ts.p.GC(context.Background(), recovery.GCOptions{RetainOutput: recovery.RetainRecords(10)}); err != nil {
+		t.Fatalf("gc: %v", err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	if err == nil {
+		t.Fatalf("the stream ended cleanly after %d bytes; want it cut off once gc dropped what it was to send", len(body))
+	}
+	got := logs.String()
+	if strings.Contains(got, "level=ERROR") || !strings.Contains(got, "fell behind gc's retention") {
+		t.Fatalf("log %q; want a warning that the reader fell behind gc's retention, no error", got)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the server's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
